@@ -296,13 +296,15 @@ st.subheader(
     "Per class", help="Attainment and where each latency's tail breaks; details on the SLO targets page."
 )
 tail_rows, tail_cols = tables.unanswered(  # a rank among rejected requests: 'never answered', not 'None'
-    tables.tail_view(ex.slo_tail(sc, res.requests)),
-    tables.slo_tail_columns(
-        {k for k in ("ttft", "tpot", "max_tbt") if ex.latency_shortfall(s, k) is not None},
-        any(c.slo.tbt_ms for c in sc.workload.classes),
-        {k for k in ("ttft", "tpot", "max_tbt") if ex.level(s, k)},
-        any(c.slo.e2e_ms for c in sc.workload.classes),
-    ),
+    *tables.in_seconds(  # a TTFT or E2E pair of ten seconds or more in s, as the advisor writes it
+        tables.tail_view(ex.slo_tail(sc, res.requests)),
+        tables.slo_tail_columns(
+            {k for k in ("ttft", "tpot", "max_tbt") if ex.latency_shortfall(s, k) is not None},
+            any(c.slo.tbt_ms for c in sc.workload.classes),
+            {k for k in ("ttft", "tpot", "max_tbt") if ex.level(s, k)},
+            any(c.slo.e2e_ms for c in sc.workload.classes),
+        ),
+    )
 )
 st.dataframe(
     tables.stepped(tail_rows, tail_cols),

@@ -19,6 +19,7 @@ from ui.tail_table import (  # noqa: F401  (their home; imported from here by th
     SLO_TAIL,
     fraction,
     holds_pct,
+    in_seconds,
     slo_tail_columns,
     stepped,
     tail_view,

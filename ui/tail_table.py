@@ -188,6 +188,34 @@ def _printf(fmt: str, v: float) -> str:
     return _PRINTF.sub(lambda m: format(v, f"{m.group(1)}.{m.group(2)}f"), fmt, count=1)
 
 
+SECONDS_FROM_MS = 10_000.0
+"""A latency pair of the per-class table (a figure and its target) this long or longer reads in seconds, as
+`duration_text` writes it elsewhere (`in_seconds`)."""
+
+
+def in_seconds(view: pd.DataFrame, cols: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The per-class table with each latency pair (TTFT, E2E: its figure at the percentile and its target)
+    in seconds where either reaches ten seconds: enterprise-mixed's batch read '22,387 ms / 30,000 ms'
+    beside the advisor's and the SLO page's '22.4 s of 30.0 s' (a browser review). The values and their
+    columns' formats change together; a pair under ten seconds stays in ms."""
+    out, conf = view, dict(cols)
+    for kind in ("ttft", "e2e"):
+        pair = [c for c in (f"{kind}_at_percentile_ms", f"{kind}_target_ms") if c in view and cols.get(c)]
+        values = pd.concat([pd.to_numeric(view[c], errors="coerce") for c in pair]) if pair else pd.Series()
+        if values.empty or not (values >= SECONDS_FROM_MS).any():
+            continue
+        out = out.assign(**{c: pd.to_numeric(view[c], errors="coerce") / 1000.0 for c in pair})
+        for c in pair:
+            was = dict(cols[c])
+            fmt = str(was["type_config"].get("format") or "%,.0f ms")
+            was["type_config"] = {
+                **was["type_config"],
+                "format": fmt.replace(".0f", ".1f").replace(" ms", " s"),
+            }
+            conf[c] = was
+    return out, conf
+
+
 def unanswered(view: pd.DataFrame, cols: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The per-class table with each latency at the percentile that no answer reached shown as such:
     where the rank falls among rejected or failed requests the figure is None, which the table wrote

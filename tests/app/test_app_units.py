@@ -82,3 +82,34 @@ def test_a_backlogs_cdf_reads_in_seconds_and_its_hover_in_the_unit_that_fits() -
     assert [s.x0 for s in fig.layout.shapes if s.line.dash == "dash"] == [1.0]  # the 1,000 ms target, at 1 s
     quick = charts.cdf(frame.assign(latency_ms=[80.0, 90.0, 95.0]), "ttft", targets)
     assert quick.layout.xaxis.title.text.endswith("(ms)") and list(quick.data[0].x) == [80.0, 90.0, 95.0]
+
+
+def test_a_per_class_latency_of_ten_seconds_or_more_reads_in_seconds() -> None:
+    """enterprise-mixed's batch read '22,387 ms / 30,000 ms' in the per-class table beside the advisor's and
+    the SLO page's '22.4 s of 30.0 s' (a browser review): a TTFT or E2E pair that long reads in s."""
+    import pandas as pd
+
+    from ui import tables
+
+    view = pd.DataFrame(
+        {
+            "class": ["interactive", "batch"],
+            "ttft_at_percentile_ms": [812.0, 22387.0],
+            "ttft_target_ms": [1500.0, 30000.0],
+            "tpot_at_percentile_ms": [31.2, 180.0],
+            "tpot_target_ms": [40.0, 200.0],
+        }
+    )
+    out, cols = tables.in_seconds(view, tables.slo_tail_columns(set()))
+    assert list(out["ttft_at_percentile_ms"]) == [0.812, 22.387] and list(out["ttft_target_ms"]) == [
+        1.5,
+        30.0,
+    ]
+    assert cols["ttft_target_ms"]["type_config"]["format"] == "%,.1f s"
+    assert list(out["tpot_target_ms"]) == [40.0, 200.0]  # TPOT stays in ms
+    assert cols["tpot_at_percentile_ms"]["type_config"]["format"] == "%.1f ms"
+    short, kept = tables.in_seconds(view.head(1), tables.slo_tail_columns(set()))
+    assert short.equals(view.head(1)) and kept["ttft_target_ms"]["type_config"]["format"] == "%,.0f ms"
+    assert (
+        tables.SLO_TAIL["ttft_target_ms"]["type_config"]["format"] == "%,.0f ms"
+    )  # the shared config intact
