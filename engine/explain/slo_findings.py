@@ -60,7 +60,7 @@ def slo_findings(result: SimResult) -> list[Finding]:
             gone = f"more than {100 - c['percentile']:g}% of its requests were rejected or failed (never answered)"
             missed.append(f"no {pct} TTFT: {gone}, against a target of {_ms(slo.ttft_ms)}")
         elif ttft > slo.ttft_ms:
-            missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", "ttft"))
+            missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {_against(ttft, slo.ttft_ms)}", "ttft"))
         if tpot is not None and tpot > slo.tpot_ms:
             missed.append(marked(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", "tpot"))
         if tail is not None and (slo.tbt_ms or slo.e2e_ms):
@@ -70,7 +70,8 @@ def slo_findings(result: SimResult) -> list[Finding]:
                 "critical",
                 "slo",
                 f"class {name} fails its SLO: {'; '.join(missed) or 'too few completed'} "
-                f"({c['slo_attainment']:.1%} of its requests met it).",
+                # every target's share: '(47.4% ... met it)' read as the deadline's, which 83.9% met (a review)
+                f"({c['slo_attainment']:.1%} of its requests met every target).",
                 nums,
             )
         )
@@ -87,11 +88,13 @@ def _gap_and_deadline(row: dict[Any, Any], slo: Slo, pct: str, unanswered: bool)
     never = "among requests never answered"  # (the rank's latency is infinite)
     if "TBT" in broken and not (unanswered and gap is None):  # (an unanswered rank: said by the TTFT)
         out.append(
-            f"{pct} largest gap between tokens {_ms(gap) if gap is not None else never} against {_ms(slo.tbt_ms)}"
+            f"{pct} largest gap between tokens {_ms(gap) if gap is not None else never} against "
+            f"{_against(gap, slo.tbt_ms)}"
         )
     if "E2E" in broken:  # (it read "too few completed" with every request completed: a review)
         out.append(
-            f"{pct} end-to-end latency {_ms(e2e) if e2e is not None else never} against its {_ms(slo.e2e_ms)} deadline"
+            f"{pct} end-to-end latency {_ms(e2e) if e2e is not None else never} against its "
+            f"{_against(e2e, slo.e2e_ms)} deadline"
         )
     return out
 
@@ -99,6 +102,20 @@ def _gap_and_deadline(row: dict[Any, Any], slo: Slo, pct: str, unanswered: bool)
 def _ms(v: float | None) -> str:
     """A duration in ms as text with its unit (`presentation.duration_text`), n/a when unknown."""
     return "n/a" if v is None or not math.isfinite(v) else duration_text(v)
+
+
+def _against(v: float | None, target: float | None) -> str:
+    """A target in its figure's unit: '10.1 s against its 8.0 s deadline', where it read '8,000 ms' beside a
+    figure in seconds (a review)."""
+    if (
+        v is not None
+        and target is not None
+        and math.isfinite(v)
+        and not _ms(v).endswith(" ms")
+        and target < 10_000
+    ):
+        return f"{target / 1000:,.1f} s"
+    return _ms(target)
 
 
 def _known(v: float | None) -> float | None:
