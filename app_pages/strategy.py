@@ -37,7 +37,11 @@ from ui.autoscale import pool_autoscale
 from ui.bound import bound, current, key_of, names, number, select, slider, toggle
 from ui.forms import defaulted_form, model_form, per_chip
 from ui.parallelism import ep_choices, experts_form, speculative_form, split_widgets
+from ui.shapes import field_shape
 from ui.text import plain
+
+# a pool's most instances, as the scenario allows (the Instances slider ends at 32; the box beside it goes on)
+COUNT_HI = field_shape(Pool, "count").hi
 
 POOL_FIELDS = {
     "name",
@@ -106,8 +110,15 @@ def mode_changed() -> None:
         return
     if not state.commit(new, "mode"):
         return
+    # the deployment before every switch, either way: the switch back restores it (`with_mode`), two chips'
+    # split and pinned classes' pools included (they came back split or kept anew: a browser review)
+    st.session_state[state.SPLIT_BEFORE] = now
+    back = before is not None and new.deployment.pools == before.deployment.pools
     if mode == "colocated":
-        st.session_state[state.SPLIT_BEFORE] = now
+        if back:  # said, replacing the disaggregated notice, which stood under a colocated deployment
+            state.notify("Colocated: the pools you had.", kind="info", key="mode")
+            return
+        state.dismiss("mode")
         if gone := len(now.faults) - len(new.faults):  # they come back with the split
             them = "it" if gone == 1 else "them"
             state.notify(
@@ -120,7 +131,6 @@ def mode_changed() -> None:
     counts = ", ".join(f"{p.name} {p.count}" for p in new.deployment.pools if p.tier != "edge")
     there = {p.name for p in new.deployment.pools}
     dropped = sum(1 for f in now.faults if f.pool not in there)  # its pool gone
-    back = before is not None and new.deployment.pools == before.deployment.pools
     said = [f"Disaggregated: {counts} instances"]
     said += (
         [f"the split you had{f', with its {_faults(len(new.faults))}' if new.faults else ''}"]
@@ -170,7 +180,8 @@ with top.container(width=260):
 
 
 def pool_added(role: str) -> None:
-    state.commit(with_pool_added(state.scenario(), role), "add a pool")
+    if state.commit(with_pool_added(state.scenario(), role), "add a pool"):
+        state.dismiss("mode")  # 'prefill 3, decode 3 instances; the split you had' stood over three pools
 
 
 def pool_removed(index: int) -> None:
@@ -181,6 +192,8 @@ def pool_removed(index: int) -> None:
     except (ScenarioError, ValueError) as exc:
         state.notify(str(exc))
         return
+    if done:
+        state.dismiss("mode")  # the switch's notice counted the pools before this
     if done and effects:
         state.notify(
             f"Removed pool {sc.deployment.pools[index].name} and with it: {', '.join(effects)}.", kind="info"
@@ -251,16 +264,30 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
     )
     maturity_select(pool, path)
     scaled = pool.autoscale is not None  # then the count is the most the autoscaler may start
-    slider(
-        f"{path}.count",
-        1,
-        32,
-        "Max instances" if scaled else "Instances",
-        integer=True,
-        help="The most instances the autoscaler may run (Min and Initial instances below)."
-        if scaled
-        else "Instances of this pool, each of the chips above.",
-    )
+    what = "Max instances" if scaled else "Instances"
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    with left:
+        slider(
+            f"{path}.count",
+            1,
+            32,
+            what,
+            integer=True,
+            help="The most instances the autoscaler may run (Min and Initial instances below)."
+            if scaled
+            else "Instances of this pool, each of the chips above.",
+        )
+    with right:  # past the slider's 32, as the engine allows (40 decode instances could not be set: a review)
+        number(
+            f"{path}.count",
+            "Exact",
+            key=f"{key_of(f'{path}.count')}-typed",
+            integer=True,
+            lo=1,
+            hi=COUNT_HI,
+            what=what,
+            help=f"Any count from 1 to {COUNT_HI:g}, typed.",
+        )
     mem = memory.get(pool.name)  # the count above is its most; its weights set the cold start's load
     pool_autoscale(pool, path, mem.weights_gb_per_chip * mem.chips_per_instance if mem else None)
     eps = fitting_eps(sc, i, ep_choices(pool.tp * pool.dp, moe.experts)) if moe else None  # the ones it holds

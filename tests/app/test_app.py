@@ -169,6 +169,39 @@ def test_strategy_widgets_change_the_deployment() -> None:
     )
 
 
+def test_a_pools_count_past_the_sliders_end_is_typed() -> None:
+    """The Instances slider ends at 32 and the engine allows 512 a pool: 40 decode instances could not be
+    set on the page (a browser review). The box beside it takes any count the scenario allows."""
+    at = app("strategy")
+    decode = next(i for i, p in enumerate(short().deployment.pools) if p.role == "decode")
+    at.number_input(key=f"fg:deployment.pools[{decode}].count-typed").set_value(40).run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.pools[decode].count == 40
+    assert at.slider(key=f"fg:deployment.pools[{decode}].count").value == 40  # its range widened to hold it
+
+
+@pytest.mark.parametrize("preset", ["chat-hetero-h20", "premium-isolation"])
+def test_a_switch_and_back_restores_two_chips_split_and_pinned_pools(preset: str) -> None:
+    """chat-hetero-h20 (3 H100 prefill, 4 H20 decode) came back from colocated as 'prefill-prefill 1,
+    prefill-decode 2, decode-prefill 1, decode-decode 3', 0.4% within SLO, and premium-isolation's two
+    pinned mixed pools came back from disaggregated as four, under a notice of the disaggregated split (a
+    browser review): the way back is the deployment the user had, said as such."""
+    at = app("strategy", short(preset), preset)
+    first = scenario_of(at)
+    other = "colocated" if first.deployment.mode == "disaggregated" else "disaggregated"
+    at.segmented_control(key="fg:mode").set_value(other).run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.mode == other
+    at.segmented_control(key="fg:mode").set_value(first.deployment.mode).run()
+    assert_clean(at)
+    back = scenario_of(at)
+    assert back.deployment == first.deployment and back.faults == first.faults
+    assert [c.pools for c in back.workload.classes] == [c.pools for c in first.workload.classes]
+    said = [str(m.value) for m in at.info]
+    assert any("the split you had" in m or "the pools you had" in m for m in said), said
+    assert not any(m.startswith(other.capitalize()) for m in said), said  # the other mode's notice is gone
+
+
 def test_policy_widgets_come_from_the_registry() -> None:
     from engine import policies
 
