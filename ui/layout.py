@@ -75,14 +75,8 @@ def fmt_ms(v: float | None) -> str:
 
 
 def fmt_target(target_ms: float | None, value_ms: float | None) -> str:
-    """A target beside its figure, in the figure's unit where the figure reads in a larger one: 'E2E p90
-    = 10.1 s (target 5.0 s)', where it read '(target 5,000 ms)' (a review)."""
-    if target_ms is None or value_ms is None or not math.isfinite(value_ms) or not math.isfinite(target_ms):
-        return duration_text(target_ms)
-    unit, size = ex.duration_unit(value_ms)
-    if size <= ex.duration_unit(target_ms)[1]:
-        return duration_text(target_ms)
-    return f"{target_ms / size:,.1f} {unit}"
+    """A target beside its figure, in the figure's unit (`ex.target_text`, as the advisor writes it)."""
+    return ex.target_text(target_ms, value_ms)
 
 
 def fmt_rps(v: float | None) -> str:

@@ -201,8 +201,7 @@ def in_seconds(view: pd.DataFrame, cols: dict[str, Any]) -> tuple[pd.DataFrame, 
     out, conf = view, dict(cols)
     for kind in ("ttft", "e2e"):
         pair = [c for c in (f"{kind}_at_percentile_ms", f"{kind}_target_ms") if c in view and cols.get(c)]
-        values = pd.concat([pd.to_numeric(view[c], errors="coerce") for c in pair]) if pair else pd.Series()
-        if values.empty or not (values >= SECONDS_FROM_MS).any():
+        if not any((pd.to_numeric(view[c], errors="coerce") >= SECONDS_FROM_MS).any() for c in pair):
             continue
         out = out.assign(**{c: pd.to_numeric(view[c], errors="coerce") / 1000.0 for c in pair})
         for c in pair:

@@ -174,13 +174,14 @@ def _replaced_sets(sets: Sequence[str] | None) -> str:
     `--set workload.arrival.rate_rps=20`, the help's own examples, were dropped unsaid (a review)."""
     # (a pool's chip, profile and maturity are the plan's: its chips, and the profiles it runs them with)
     kept = (".hardware", ".profile", ".maturity")
-    paths = [p for s in sets or () if not (p := str(s).split("=", 1)[0].strip()).endswith(kept)]
-    gone = [
-        f"{p} ({'--target-rps' if p == 'workload.arrival.rate_rps' else by})"
-        for p in paths
-        for by in [next((v for k, v in REPLACED.items() if p.startswith(k)), None)]
-        if by is not None or p == "workload.arrival.rate_rps"
-    ]
+    gone = []
+    for s in sets or ():
+        p = str(s).split("=", 1)[0].strip()
+        by = next((v for k, v in REPLACED.items() if p.startswith(k)), None)
+        if p == "workload.arrival.rate_rps":
+            gone.append(f"{p} (--target-rps)")
+        elif by is not None and not p.endswith(kept):
+            gone.append(f"{p} ({by})")
     return f"the plan replaces {'; '.join(gone)}: those --set values are not used" if gone else ""
 
 

@@ -99,6 +99,7 @@ _API = {
     "cost_parts": "engine.explain.bill",
     "duration_text": "engine.explain.presentation",
     "duration_unit": "engine.explain.presentation",
+    "target_text": "engine.explain.presentation",
     "duration_places": "engine.explain.presentation",
     "edge_line": "engine.explain.presentation",
     "headline": "engine.explain.presentation",
@@ -382,6 +383,7 @@ __all__ = [
     "tail_curves",
     "tail_end_text",
     "target_differences",
+    "target_text",
     "targets_note",
     "trace_format",
     "trace_problem",
@@ -479,6 +481,7 @@ if TYPE_CHECKING:
         slo_targets,
         summary_rows,
         tail_curves,
+        target_text,
         usd_decimals,
         usd_text,
     )

@@ -74,6 +74,18 @@ def duration_text(ms: float | None) -> str:
     return f"{ms / size:,.{duration_places(ms)}f} {unit}"
 
 
+def target_text(target_ms: float | None, value_ms: float | None) -> str:
+    """A target beside its figure, in the figure's unit where the figure reads in a larger one: 'E2E p90
+    = 10.1 s (target 5.0 s)', where it read '(target 5,000 ms)' (a review); the SLO page's verdicts and
+    the advisor's both write it so."""
+    if target_ms is None or value_ms is None or not math.isfinite(value_ms) or not math.isfinite(target_ms):
+        return duration_text(target_ms)
+    unit, size = duration_unit(value_ms)
+    if size <= duration_unit(target_ms)[1]:
+        return duration_text(target_ms)
+    return f"{target_ms / size:,.1f} {unit}"
+
+
 def duration_places(ms: float) -> int:
     """The decimals `duration_text` writes a duration of `ms` milliseconds with, in its unit
     (`duration_unit`): two below 1 ms (a TTFT target of 0.05 ms read 0.1 ms: a review), one below

@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.explain import sustain
 from engine.explain.finding import Finding
-from engine.explain.presentation import duration_text, slo_tail
+from engine.explain.presentation import duration_text, slo_tail, target_text
 from engine.scenario.workload import Slo
 from engine.serving.run import SimResult
 from engine.serving.summary import LatencyKind, latency_shortfall, shortfall_rps
@@ -60,7 +60,7 @@ def slo_findings(result: SimResult) -> list[Finding]:
             gone = f"more than {100 - c['percentile']:g}% of its requests were rejected or failed (never answered)"
             missed.append(f"no {pct} TTFT: {gone}, against a target of {_ms(slo.ttft_ms)}")
         elif ttft > slo.ttft_ms:
-            missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {_against(ttft, slo.ttft_ms)}", "ttft"))
+            missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {target_text(slo.ttft_ms, ttft)}", "ttft"))
         if tpot is not None and tpot > slo.tpot_ms:
             missed.append(marked(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", "tpot"))
         if tail is not None and (slo.tbt_ms or slo.e2e_ms):
@@ -89,12 +89,12 @@ def _gap_and_deadline(row: dict[Any, Any], slo: Slo, pct: str, unanswered: bool)
     if "TBT" in broken and not (unanswered and gap is None):  # (an unanswered rank: said by the TTFT)
         out.append(
             f"{pct} largest gap between tokens {_ms(gap) if gap is not None else never} against "
-            f"{_against(gap, slo.tbt_ms)}"
+            f"{target_text(slo.tbt_ms, gap)}"
         )
     if "E2E" in broken:  # (it read "too few completed" with every request completed: a review)
         out.append(
             f"{pct} end-to-end latency {_ms(e2e) if e2e is not None else never} against its "
-            f"{_against(e2e, slo.e2e_ms)} deadline"
+            f"{target_text(slo.e2e_ms, e2e)} deadline"
         )
     return out
 
@@ -102,20 +102,6 @@ def _gap_and_deadline(row: dict[Any, Any], slo: Slo, pct: str, unanswered: bool)
 def _ms(v: float | None) -> str:
     """A duration in ms as text with its unit (`presentation.duration_text`), n/a when unknown."""
     return "n/a" if v is None or not math.isfinite(v) else duration_text(v)
-
-
-def _against(v: float | None, target: float | None) -> str:
-    """A target in its figure's unit: '10.1 s against its 8.0 s deadline', where it read '8,000 ms' beside a
-    figure in seconds (a review)."""
-    if (
-        v is not None
-        and target is not None
-        and math.isfinite(v)
-        and not _ms(v).endswith(" ms")
-        and target < 10_000
-    ):
-        return f"{target / 1000:,.1f} s"
-    return _ms(target)
 
 
 def _known(v: float | None) -> float | None:

@@ -31,9 +31,8 @@ def method_notes(
     if search.lead_s > 0:
         notes.append(lead_note(search.base, search.lead_s, f"to {target_rps:g} req/s"))
     full, base = search.full.duration_s, search.base.duration_s
-    if (
-        verify and full < base
-    ):  # (a 60 s scenario's picks were verified over 60 s, chosen over 120, unsaid: a review)
+    # (a 60 s scenario's picks were verified over 60 s, chosen over 120, unsaid: a review)
+    if verify and full < base:
         notes.append(
             f"the full-length runs that verify each pick (the scenario's {full:,.0f} s) are shorter than the "
             f"{base:,.0f} s planning window, so a pick is checked over less time than it was chosen on "

@@ -37,6 +37,7 @@ def _step(
     before one more of each. Under --rule attainment a pick moved from 3P:1D to 4P:2D at $19.92/h where 4P:1D,
     $14.94/h, held (a review)."""
     nxt = _up(shape, counts, failed)
+    # (a colocated pick has one pool to grow; a portfolio none; a phase that misses blames its own pool)
     if nxt is None or isinstance(shape, Portfolio) or shape.mode == "colocated":
         return nxt
     if not (failed["ttft_ok"] and failed["tpot_ok"]):
