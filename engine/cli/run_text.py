@@ -120,9 +120,8 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
             f"  {name:5} ms  {sustain.latency(figures + ('' if grows else err), grows, sustain.level(doc, name))}"
         )
     if (kv := doc.get("kv_transfer_ms")) and kv["p99"] is not None:  # disaggregated: the KV cache's move
-        out.append(
-            f"  kv transfer ms  mean {_fmt(kv['mean'])}  p99 {_fmt(kv['p99'])} (prefill to decode, per request)"
-        )
+        each = "(prefill to decode, per request, its wait for the link included)"
+        out.append(f"  kv transfer ms  mean {_fmt(kv['mean'])}  p99 {_fmt(kv['p99'])} {each}")
     return out
 
 

@@ -458,7 +458,8 @@ class Summary(TypedDict):
     scheduler: Scheduler
     """Scheduler and disruption counts."""
     kv_transfer_ms: KvTransferMs
-    """KV transfer time, ms."""
+    """KV transfer time per request, ms: from the prefill's end to the KV cache landing on the decode
+    instance, the wait for the link included (the bill's `kv_transfer` part counts the crossing alone)."""
     edge: NotRequired[Edge]
     """The edge site (a deployment with an edge site only)."""
     way_in: NotRequired[WayIn]
