@@ -316,6 +316,19 @@ def flag_message(message: str, args: argparse.Namespace) -> str:
     return f"{flag}:{rest}"
 
 
+def _admitted_rate(exc: Any) -> float | None:
+    """The highest rate the work bound admits for the refused scenario's window, where its rate is what
+    the refusal can be lowered by (a generated open loop, above it); None otherwise. The requests-per-run
+    check's own hint ('at most about 19 req/s') let 19 req/s through to this bound, which refused it."""
+    sc = exc.scenario
+    if sc is None:
+        return None
+    from engine.explain.rate_scale import runnable_rate_rps
+
+    rate = runnable_rate_rps(sc)
+    return rate if rate is not None and rate < sc.workload.arrival.rate_rps else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = parser().parse_args(argv)
@@ -326,6 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from engine.serving.work_bound import WorkBoundError  # loaded already when one was raised
 
         if isinstance(exc, WorkBoundError):
+            if (rate := _admitted_rate(exc)) is not None:
+                print(f"(it admits about {rate:,.3g} req/s over this window)", file=sys.stderr)
             print("(a trusted local run may pass --no-work-limit; see docs/bounds.md)", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly

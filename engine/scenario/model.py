@@ -133,7 +133,8 @@ class Scenario(Frozen):
                 raise ValueError(
                     f"workload.arrival.rate_rps: {arr.rate_rps:,g} req/s over duration_s {self.duration_s:,g} "
                     f"means up to {expected:,.0f} requests; {bounds.requests_limit_text()} (at most about "
-                    f"{bounds.MAX_REQUESTS / (self.duration_s * arr.rows_factor()):,.0f} req/s over this window)"
+                    f"{bounds.MAX_REQUESTS / (self.duration_s * arr.rows_factor()):,.0f} req/s over this window; the "
+                    "work bound, checked at run time, may admit less)"
                 )
         if self.deployment.fallback != "none" and self.deployment.mode != "disaggregated":
             raise ValueError(

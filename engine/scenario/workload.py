@@ -205,6 +205,12 @@ TRACE_ARRIVAL_FIELDS = ("max_in_flight",)
 clients) are the file's to give."""
 
 
+TRACE_UNREAD_CLASS_FIELDS = ("input", "output", "share", "prefix", "multi_turn")
+"""The fields of a request class a trace replay never reads (`engine.serving.workload.read_trace`): the
+file gives each request its lengths and class (an unlabelled row the first class), and no prefix group or
+session is drawn. A sweep over a class's prompt length on the Mooncake trace wrote identical rows (a review)."""
+
+
 def unused_with_trace(workload: Workload, paths: Iterable[str] | Mapping[str, Any]) -> str | None:
     """Why changing `paths` changes nothing where the workload replays a trace ('workload.arrival.rate_rps:
     unused with a trace ...'), None where every path is read. A sweep over the rate of a trace replay ran
@@ -227,6 +233,12 @@ def unused_with_trace(workload: Workload, paths: Iterable[str] | Mapping[str, An
             return f"{path}: unused with a trace in the {fmt} format: only a Mooncake trace's hashes come in blocks"
         if path == "workload.trace.max_gap_s" and fmt != "agentic":
             return f"{path}: unused with a trace in the {fmt} format: only agentic sessions' gaps are cut"
+        head, _, rest = path.partition("].")
+        if head.startswith("workload.classes[") and rest.split(".")[0] in TRACE_UNREAD_CLASS_FIELDS:
+            return (
+                f"{path}: unused with a trace: its requests' lengths come from the file, and no prefixes, "
+                "sessions or shares are drawn (a class's name, priority, SLO and pools are read)"
+            )
         field = path.removeprefix("workload.arrival").lstrip(".")
         if path.startswith("workload.arrival.") and field.split(".")[0] not in TRACE_ARRIVAL_FIELDS:
             return (

@@ -69,7 +69,12 @@ QUANTITIES: dict[str, tuple[str, str]] = {
 
 
 class WorkBoundError(ScenarioError):
-    """A scenario whose estimated work exceeds a documented maximum."""
+    """A scenario whose estimated work exceeds a documented maximum; `scenario` is the one refused (None
+    where the refusal was made without one), so that a caller can say what it would admit."""
+
+    def __init__(self, message: str, scenario: Scenario | None = None) -> None:
+        super().__init__(message)
+        self.scenario = scenario
 
 
 @dataclass(frozen=True)
@@ -359,5 +364,5 @@ def check(scenario: Scenario, requests: Requests | None = None) -> WorkEstimate:
     est = estimate(scenario, requests)
     problems = est.problems()
     if problems:
-        raise WorkBoundError("; ".join(problems))
+        raise WorkBoundError("; ".join(problems), scenario)
     return est

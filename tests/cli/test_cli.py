@@ -47,6 +47,20 @@ def test_roofline_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert small and all(r["bound"] == "bandwidth" for r in small)
 
 
+def test_roofline_json_carries_the_calibration_its_text_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """The text said 'uncalibrated under SGLang ... band: throughput −24% to +33%' where the JSON's only
+    calibration was the profile's own stack and band, both null (a review)."""
+    args = ["roofline", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--stack", "sglang"]
+    assert main(args) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("calibration: "))
+    assert main([*args, "--json"]) == 0
+    cal = json.loads(capsys.readouterr().out)["calibration"]
+    assert cal["stack"] == "sglang" and cal["calibrated"] is False and cal["mark"] == "uncalibrated"
+    assert line == f"calibration: {cal['text']}"
+    fall, rise = cal["bands"]["throughput"]
+    assert f"throughput −{abs(fall):.0%} to +{rise:.0%}" in line
+
+
 def test_roofline_gives_no_speed_for_a_batch_whose_kv_does_not_fit(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -519,6 +519,31 @@ def test_a_field_a_trace_replay_never_reads_is_refused_where_it_is_set(
             ["run", "azure-code-replay", "--set", "workload.arrival={rate_rps=5}"],
             "workload.arrival.rate_rps: unused",
         ),
+        # a class's lengths, share, prefix and sessions: the file's (a sweep of the prompt length on the
+        # Mooncake trace wrote identical rows: a review)
+        (
+            ["run", "mooncake-replay", "--set", "workload.classes[0].input.mean=5000"],
+            "lengths come from the file",
+        ),
+        (
+            [
+                "sweep",
+                "mooncake-replay",
+                "--vary",
+                "workload.classes[0].output.tokens=100,5000",
+                "--out",
+                str(tmp_path / "x.csv"),
+            ],
+            "vary workload.classes[0].output.tokens: unused with a trace",
+        ),
+        (
+            ["run", "azure-code-replay", "--set", "workload.classes[0].share=0.5"],
+            "share: unused with a trace",
+        ),
+        (
+            ["run", "azure-code-replay", "--set", "workload.classes[0].prefix.tokens=64"],
+            "prefix.tokens: unused",
+        ),
     ):
         assert said in refused(argv, capsys), argv
     assert not (tmp_path / "s.csv").exists()
@@ -534,6 +559,8 @@ def test_a_field_a_trace_replay_never_reads_is_refused_where_it_is_set(
                 "duration_s=30",
                 "--set",
                 "workload.arrival.max_in_flight=8",
+                "--set",
+                "workload.classes[0].slo.ttft_ms=5000",
             ]
         )
         == 0

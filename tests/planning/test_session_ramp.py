@@ -190,7 +190,7 @@ def test_a_load_too_large_for_the_lead_says_where_its_duration_comes_from() -> N
     msg = str(err.value)
     assert msg.startswith("workload.arrival.rate_rps: 5,000 req/s over duration_s 398 means up to")
     # and what the window allows (the Planner refused a 5,000 req/s target in these words alone: a review)
-    assert "(at most about " in msg and " req/s over this window)" in msg
+    assert "(at most about " in msg and " req/s over this window; the work bound" in msg
     assert "the 300 s planning window and the 98 s before it that its multi-turn sessions take" in msg
 
 

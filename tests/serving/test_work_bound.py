@@ -265,3 +265,27 @@ def test_scenario_command_prints_the_estimate(capsys: pytest.CaptureFixture[str]
     assert main(["scenario", "chat-colocated"]) == 0
     out = capsys.readouterr().out
     assert "# work estimate: 9,600 requests, 48,000 events" in out and "over the bound" not in out
+
+
+def test_a_refused_rate_is_told_the_rate_the_bound_admits(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The requests-per-run check's hint ('at most about 19 req/s over this window') let 19 req/s of
+    chat-disaggregated over a day through to the work bound, which refused it with no rate at all, and
+    refused 15 too (a review): the refusal names the rate it admits, and that rate runs."""
+    day = ["--set", "duration_s=86400"]
+    assert main(["run", "chat-disaggregated", *day, "--set", "workload.arrival.rate_rps=19"]) == 2
+    err = capsys.readouterr().err
+    said = err.split("(it admits about ", 1)[1].split(" req/s over this window)", 1)[0]
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"), {"duration_s": 86400, "workload.arrival.rate_rps": 19}
+    )
+    assert 10 < float(said) < 19
+    work_bound.check(io.apply_overrides(sc, {"workload.arrival.rate_rps": float(said)}))  # admitted
+    with pytest.raises(work_bound.WorkBoundError):
+        work_bound.check(io.apply_overrides(sc, {"workload.arrival.rate_rps": float(said) * 1.05}))
+    # a trace's refusal names no rate: lowering its rate would change nothing
+    monkeypatch.setattr(bounds, "MAX_EVENTS", 10)
+    assert main(["run", "mooncake-replay", "--set", "duration_s=30"]) == 2
+    err = capsys.readouterr().err
+    assert "work bound" in err and "it admits about" not in err
