@@ -356,7 +356,9 @@ def strip_rows(
             rows.append((label, ex.at_least(fmt(now.get(key)), g), f":small[:orange[{ex.GROWS}]]"))
             continue
         if HEADROOM_KEY + key in (grows or {}):  # a queue that never emptied: no steady figure
-            rows.append((label, fmt(now.get(key)), f":small[:orange[{HEADROOM}]]"))
+            # the short pill, as Results' cards: the long phrase widened the sidebar's table past its box
+            # and cut every value off at capacity ('1.' for 1.1% within SLO: a browser review)
+            rows.append((label, fmt(now.get(key)), f":small[:orange[{HEADROOM_PILL}]]"))
             continue
         if LEVEL_KEY + key in (grows or {}):  # the pace of batches a growing queue keeps full
             rows.append((label, fmt(now.get(key)), f":small[:orange[{ex.LEVEL}]]"))
@@ -437,7 +439,8 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
             f"**Live result**  \n:small[:gray[all {result.summary['requests']['total']:,} requests]]",
             help="Re-simulated on every change; coloured arrows show the change from the previous run (green "
             "better, red worse; a cost that fell while fewer requests met their SLO is grey: not better).\n\n"
-            + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP),
+            + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP)
+            + f"\n\n{HEADROOM_HELP}",
         )
     rows = _strip_text(h, prev, result.summary)
     if preview is not None:

@@ -331,8 +331,21 @@ class RunSpread:
         return [
             *cliff_notes(self.moves(), attainment, rerun),
             *([steep] if steep else []),
+            *([nothing] if (nothing := self.nothing_served_note()) else []),
             *self.one_sided_notes(),
         ]
+
+    def nothing_served_note(self) -> str | None:
+        """Why goodput shows no band where it is nothing as modelled and something at an edge: a change
+        relative to nothing has no size ('0.00 req/s' stood bare beside SLO attainment's '+0.0 to +61.0
+        pts' on sram-decode-h100: a browser review). None otherwise."""
+        now, best = self.modelled.get("goodput_rps"), self.faster.get("goodput_rps") or 0.0
+        if now is None or now > 0 or best <= 0:
+            return None
+        return (
+            "Goodput shows no band: no request meets its SLO as modelled, and a band relative to nothing has no "
+            f"size; with every chip at the optimistic edge of its throughput band it would be {best:,.3g} req/s."
+        )
 
     def one_sided_notes(self) -> list[str]:
         """A latency whose band lies wholly on one side of it ('TTFT p99 ... −29% to −7%'): it moves

@@ -119,8 +119,8 @@ def slowed(resolved: Resolved, slowdown: Mapping[str, float]) -> Resolved:
 
 
 def layouts_text(min_chips: int, dp: int = 1, max_tp: int = 64) -> str:
-    """Layouts of at least `min_chips` chips to suggest where a model does not fit: ': tp 16, or
-    tp 8 x pp 2' (tensor parallelism in powers of two, as stacks shard heads; one 8-chip node,
+    """Layouts of at least `min_chips` chips to suggest where a model does not fit: '; the layouts that
+    hold it: tp 16, or tp 8 x pp 2' (tensor parallelism in powers of two, as stacks shard heads; one 8-chip node,
     then pipeline stages across nodes). None ('') for data-parallel ranks, whose share of the
     weights depends on the expert layout."""
     if dp > 1:
@@ -135,7 +135,8 @@ def layouts_text(min_chips: int, dp: int = 1, max_tp: int = 64) -> str:
             width *= 2
         if math.ceil(min_chips / width) <= MAX_PP:
             out.append(f"tp {width} x pp {math.ceil(min_chips / width)}")
-    return f": {', or '.join(out)}" if out else ""
+    # ('at least 6 chips per instance (tp x pp: tp 8)' read 6 as a layout: a browser review)
+    return f"; the layouts that hold it: {', or '.join(out)}" if out else ""
 
 
 def _gib(gib: float) -> str:

@@ -36,14 +36,18 @@ def test_the_live_strip_marks_a_ttft_with_no_headroom() -> None:
     """rag-long-context at 4 req/s is at capacity (its queue never emptied): the strip read a bare
     'TTFT p99 25.3 s', 'grows with run length' only a step further (a browser review)."""
     from engine import apply_overrides, load_preset, simulate
-    from ui.layout import HEADROOM, growth, strip_rows
+    from ui.layout import HEADROOM_PILL, growth, strip_rows
 
     s = simulate(apply_overrides(load_preset("rag-long-context"), {"workload.arrival.rate_rps": 4.0})).summary
     assert s.get("at_capacity") and not s.get("unsustainable")
     rows = {label: (value, mark) for label, value, mark in strip_rows(pr.headline(s), {}, None, growth(s))}
-    assert HEADROOM in rows["TTFT p99"][1] and HEADROOM not in rows["TPOT p99"][1]
+    # the card's short pill: the long phrase cut the sidebar's values off ('1.' for 1.1%: a browser review)
+    assert (
+        rows["TTFT p99"][1] == f":small[:orange[{HEADROOM_PILL}]]"
+        and HEADROOM_PILL not in rows["TPOT p99"][1]
+    )
     calm = simulate(load_preset("rag-long-context")).summary  # 3 req/s: headroom, nothing said
-    assert all(HEADROOM not in m for _, _, m in strip_rows(pr.headline(calm), {}, None, growth(calm)))
+    assert all(HEADROOM_PILL not in m for _, _, m in strip_rows(pr.headline(calm), {}, None, growth(calm)))
 
 
 def test_the_reports_class_table_reads_as_the_page_does() -> None:

@@ -231,7 +231,8 @@ def test_a_refusal_suggests_only_layouts_within_the_stage_limit() -> None:
     from engine.core.bounds import MAX_PP
     from engine.scenario.resolve import layouts_text
 
-    assert layouts_text(12) == ": tp 16, or tp 8 x pp 2"
-    assert layouts_text(128) == ": tp 8 x pp 16" and layouts_text(129) == ": tp 16 x pp 9"
-    assert layouts_text(533) == ": tp 64 x pp 9"
+    said = "; the layouts that hold it: "
+    assert layouts_text(12) == f"{said}tp 16, or tp 8 x pp 2"
+    assert layouts_text(128) == f"{said}tp 8 x pp 16" and layouts_text(129) == f"{said}tp 16 x pp 9"
+    assert layouts_text(533) == f"{said}tp 64 x pp 9"
     assert layouts_text(64 * MAX_PP + 1) == ""  # past the largest instance: no layout to suggest

@@ -317,6 +317,20 @@ def test_a_queue_in_thousands_reads_with_their_separator() -> None:
     assert last >= 1000 and f"-> {last:,.0f} requests waiting" in f.text
 
 
+def test_a_pool_queue_growing_at_capacity_is_not_called_past_it() -> None:
+    """chat-disaggregated at 30 req/s: 'At capacity: ... a little more load makes it unsustainable' above
+    'the load exceeds what the deployment can serve' for its prefill pool (a browser review). The pool's
+    finding says no headroom where the run is at capacity, and the load's excess where it is unsustainable."""
+    at = simulate(
+        io.apply_overrides(io.load_preset("chat-disaggregated"), {"workload.arrival.rate_rps": 30.0})
+    )
+    assert at.summary["at_capacity"] and not at.summary["unsustainable"]
+    t = topics(findings(at))
+    assert t["capacity"].severity == "critical"
+    assert t["overload"].severity == "warning" and "no headroom" in t["overload"].text
+    assert "exceeds" not in t["overload"].text
+
+
 def test_a_prefill_pool_backed_up_by_decode_is_not_told_to_shrink() -> None:
     """L40S decode instances fill their KV memory: prompts, prefilled, wait for room, so the prefill
     pool is idle while its queue grows. The advisor says so, and does not advise fewer prefill

@@ -243,6 +243,23 @@ def test_a_runs_spread_moves_its_figures_both_ways_on_the_same_requests() -> Non
     assert same.moves() == {}
 
 
+def test_a_goodput_of_nothing_says_why_it_has_no_band() -> None:
+    """sram-decode-h100 meets no SLO as modelled: its goodput card read a bare '0.00 req/s' beside SLO
+    attainment's '+0.0 to +61.0 pts' (a browser review). The spread's notes say why, with the goodput at
+    the optimistic edge; a run with goodput says nothing of it."""
+    from engine.explain.margin import run_spread
+
+    sc = io.apply_overrides(io.load_preset("sram-decode-h100"), {"duration_s": 120.0})
+    res = simulate(sc)
+    sp = run_spread(sc, res.summary)
+    assert res.summary["goodput_rps"] == 0.0 < sp.faster["goodput_rps"]
+    note = sp.nothing_served_note()
+    assert note is not None and note in sp.band_notes(sc, res.summary["slo_attainment"])
+    assert f"it would be {sp.faster['goodput_rps']:,.3g} req/s" in note
+    ok = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 120.0})
+    assert run_spread(ok, simulate(ok).summary).nothing_served_note() is None
+
+
 def test_a_steep_slo_band_names_the_class_that_misses_at_the_slow_edge() -> None:
     """SLO attainment falling 25 points or more at the pessimistic edge (short of the band left off
     as spanning everything) is explained by the classes that then miss, with what they miss; a run
