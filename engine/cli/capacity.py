@@ -5,6 +5,7 @@ engine/cli/plan.py, which had passed 600 lines)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from engine.cli.common import ProgressBar, check_range, emit_json, load_scenario
@@ -117,6 +118,19 @@ def _headline(
     )
 
 
+def _replaced_sets(sets: Any, window: bool) -> str:
+    """What the search replaces of its --set overrides ('' where nothing), as `plan` says it: the rate it
+    searches, and the window where --duration-s is given (`--set duration_s=120 --duration-s 60` ran over
+    60 s unsaid: a review)."""
+    paths = {str(s).split("=", 1)[0].strip() for s in sets or ()}
+    gone = [f"{p} ({by})" for p, by in REPLACED.items() if p in paths and (window or p != "duration_s")]
+    return f"the search replaces {'; '.join(gone)}: those --set values are not used" if gone else ""
+
+
+REPLACED = {"workload.arrival.rate_rps": "the rates it searches", "duration_s": "--duration-s"}
+"""--set paths the capacity search replaces, and by what (`_replaced_sets`)."""
+
+
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
@@ -126,6 +140,8 @@ def cmd_capacity(args: argparse.Namespace) -> int:
 
     check_range(args.duration_s, "--duration-s", MIN_PLANNING_WINDOW_S, bounds.MAX_DURATION_S)  # as plan's
     scen = load_scenario(args.scenario, args.set)
+    if said := _replaced_sets(args.set, args.duration_s is not None):
+        print(f"note: {said}", file=sys.stderr)
     marks = confidence.pool_marks(scen)
     slow, fast = run_edges(scen)
     with_margin = not args.no_margin and bool(slow)

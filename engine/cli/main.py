@@ -298,6 +298,7 @@ FIELD_FLAGS = {
     "space.budget_usd_per_hour": "--budget-usd-per-hour",
     "space.power_budget_kw": "--power-budget-kw",
     "space.duration_s": "--duration-s",
+    "space.finalists": "--finalists",
     "max_simulations": "--max-simulations",
     "model_change_months": "--model-change-months",
     "seeds": "--seeds",

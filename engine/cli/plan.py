@@ -107,7 +107,8 @@ def _check_flags(args: argparse.Namespace) -> None:
     from engine.planning.candidates import MAX_POWER_BUDGET_KW, MIN_PLANNING_WINDOW_S
 
     links.check_url_flag(args)
-    check_range(args.target_rps, "--target-rps", 0, bounds.MAX_RATE_RPS, above=True)
+    # the scenario's own range (0.00005 passed this check, then was refused as workload.arrival.rate_rps)
+    check_range(args.target_rps, "--target-rps", bounds.MIN_RATE_RPS, bounds.MAX_RATE_RPS)
     check_range(args.duration_s, "--duration-s", MIN_PLANNING_WINDOW_S, bounds.MAX_DURATION_S)
     check_range(
         args.budget_usd_per_hour, "--budget-usd-per-hour", 0, bounds.MAX_BUDGET_USD_PER_HOUR, above=True

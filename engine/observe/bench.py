@@ -159,6 +159,12 @@ def _measured(doc: Mapping[str, Any], what: str, rows: Rows | None) -> Measured:
                     percentiles_ms={**v.percentiles_ms, **(stated.percentiles_ms if stated else {})},
                 )
     completed = doc.get("completed")
+    duration = optional(doc, "duration", what, high=30 * 86_400.0)
+    if duration == 0 and completed:  # (replayed with no error: a review)
+        raise ScenarioError(
+            f"{what}: duration: 0 s beside {completed} completed requests; a benchmark that completed "
+            "requests took time: the allowed range is above 0 to 2,592,000 s"
+        )
     return Measured(
         ttft=lat.get("ttft"),
         tpot=lat.get("tpot"),
@@ -166,7 +172,7 @@ def _measured(doc: Mapping[str, Any], what: str, rows: Rows | None) -> Measured:
         e2e=lat.get("e2e"),
         output_tok_s=optional(doc, "output_throughput", what),
         request_rps=optional(doc, "request_throughput", what),
-        duration_s=optional(doc, "duration", what, high=30 * 86_400.0),
+        duration_s=duration,
         completed=None if completed is None else count(completed, f"{what}: completed"),
         failed=None if doc.get("failed") is None else count(doc["failed"], f"{what}: failed"),
     )

@@ -195,6 +195,9 @@ def test_a_sweep_whose_write_fails_keeps_its_results_and_says_where(
             "--budget-usd-per-hour",
         ),
         (["plan", "chat-colocated", "--target-rps", "inf"], "--target-rps"),
+        # the scenario's own least rate (0.00005 passed, then was refused as workload.arrival.rate_rps)
+        (["plan", "chat-colocated", "--target-rps", "0.00005"], "--target-rps: must be in [0.0001, 5000]"),
+        (["plan", "chat-colocated", "--target-rps", "10", "--finalists", "-1"], "--finalists: must be in"),
         (["plan", "chat-colocated", "--target-rps", "10", "--duration-s", "1e-320"], "--duration-s"),
         (
             ["capacity", "chat-colocated", "--rule", "attainment", "--attainment", "nan"],

@@ -112,3 +112,19 @@ def test_plan_says_what_it_replaces_of_set_and_a_window_longer_than_the_run(
     assert "full-length runs that verify each pick (the scenario's 60 s) are shorter than the 120 s" in (
         capsys.readouterr().out
     )
+
+
+def test_capacity_says_what_it_replaces_of_set() -> None:
+    """`capacity --set duration_s=120 --duration-s 60` ran over 60 s unsaid (a review), as plan said its
+    own replacements: the rate it searches always, the window where --duration-s is given."""
+    from engine.cli.capacity import _replaced_sets
+
+    sets = ["duration_s=120", "workload.arrival.rate_rps=3", "deployment.stack=sglang"]
+    assert _replaced_sets(sets, window=True) == (
+        "the search replaces workload.arrival.rate_rps (the rates it searches); duration_s (--duration-s): "
+        "those --set values are not used"
+    )
+    assert _replaced_sets(sets, window=False) == (
+        "the search replaces workload.arrival.rate_rps (the rates it searches): those --set values are not used"
+    )
+    assert _replaced_sets(["duration_s=120", "deployment.stack=sglang"], window=False) == ""

@@ -173,6 +173,7 @@ def test_printed_block_without_lines_is_refused() -> None:
         ("num_prompts", 10**9, "out of range"),
         ("duration", "fast", "not a number"),
         ("request_rate", 0, "out of range"),
+        ("duration", 0, "0 s beside"),  # with requests completed (replayed with no error: a review)
     ],
 )
 def test_bad_values_give_one_line_messages(field: str, value: object, message: str) -> None:
