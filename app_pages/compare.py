@@ -87,6 +87,7 @@ for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # an edited scenari
     col.caption(
         plain((state.named(chosen) if mine else chosen).name)
         + (f", served {other}" if key == SWITCHED else "")
+        + (f" · {changed}" if key == SWITCHED and (changed := ex.chips_changed(current, chosen)) else "")
         + (", on this scenario's workload, window and seed" if key == lesson.PAIRED else "")
         + (f" · model {plain(chosen.model.id)}" if models_differ else "")
         + (f" · not A's changes to {', '.join(kept)}" if key == b_key and (kept := unshared(key)) else "")
@@ -186,6 +187,7 @@ if priced_apart:
 change = table.set_index("figure")["change_pct"]
 points = table.set_index("figure")["change_points"]
 noise = table.set_index("figure")["within_noise"] if reps else None
+better = table.set_index("figure")["better"]
 HEAD = (  # the comparison table's figure names; each card reads the Results cards' name (`layout.LABELS`)
     ("TTFT p99", "ttft_p99_ms", layout.fmt_ms, True),
     ("TPOT p99", "tpot_p99_ms", layout.fmt_ms, True),
@@ -280,7 +282,9 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             # whose: a card of B's that only read 'grows with run length' seemed to say B's figure grew
             who = "A's and B's grow" if behind_a is not None and behind_b is not None else "A's grows"
             delta = ex.GROWS if behind_a is None else f"{who} with run length"
-        grey = quiet or still or apart or targets or grows or unpaired or no_win
+        # the table's 'same' (within half a percent) is no card's red: −0.3 pts of 100% read red beside it
+        alike = better.get(label) == "same"
+        grey = quiet or still or apart or targets or grows or unpaired or no_win or alike
         delta, color, arrow = _signed_card(delta, grey, still or grows, bool(inverse))
         col.metric(
             f"{layout.LABELS[k]}: B",

@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.planning import band_take_in, holds_with_margin, reads_alike, steady_reruns, tokens_band
+from engine.planning import (
+    band_take_in,
+    holds_with_margin,
+    reads_alike,
+    steady_reruns,
+    tokens_band,
+    with_rerun_bands,
+)
 
 
 def range_text(b: Any, fmt: str, to: str = " to ") -> str:
@@ -63,7 +70,9 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
     its latency ranges holding the margin's reruns of it (`reruns`) as the sentence above the table
     does (they read 15.2 to 45.3 ms there and 18.3-45.3 in the table: a walkthrough), and its 'holds
     slowed' from the margin's rerun where no risk-aware check reached it (`holds_with_margin`)."""
-    t = holds_with_margin(t, reruns)
+    # each class's bands holding the margin's reruns, as the verdict's sentence reads them (the table's
+    # 'batch p90: 498 (498–979)' stood under the sentence's 'batch: TTFT p90 498 ms (323 to 979)': a review)
+    t = with_rerun_bands(holds_with_margin(t, reruns), reruns)
     # the winner's as the verdict reads it (`tokens_band`: its row read '1,039 (786–1,039)' under '1,039 (the
     # same at its chips' band edges)': a review)
     if len(t) and "output_tokens_per_s_per_chip_band" in t:

@@ -264,10 +264,12 @@ RANGES_NOTE = (
     "Each range holds its figure's band and the runs of it with slowed chips: the choice's, its margin's reruns "
     "at both edges; the other rows', their own check with slowed chips. A latency's range is never narrower "
     "than its band (a TPOT range can reach past the margin's slowed rerun), a throughput's is cut where an "
-    "open loop cannot serve more than it is sent."
+    "open loop cannot serve more than it is sent. A latency with no band of its kind (a dense model's TTFT) "
+    "spans its figure and those runs alone, so a row checked only with slowed chips has no lower side."
 )
 """Said under the verdict's table: 'the choice's ranges are its own reruns'' stood over a TPOT range to
-69.9 ms (its band's +72%) beside the margin's slowed rerun at 54.7 ms (a browser review)."""
+69.9 ms (its band's +72%) beside the margin's slowed rerun at 54.7 ms (a browser review); rows read
+'431 (431–1,333)' under 'never narrower than its band' with no band to be narrower than (a review)."""
 
 
 def _quoted_once(quoted: str, rows: int) -> str:

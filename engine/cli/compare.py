@@ -14,11 +14,13 @@ cards read them once known.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from engine import explain as ex
-from engine.cli.common import emit_json, load_scenario, with_sets
+from engine.cli.common import emit_json, is_file_ref, load_scenario, with_sets
 from engine.core.errors import ScenarioError
+from engine.scenario import naming
 from engine.scenario.codec import preset_names
 from engine.scenario.model import Scenario
 from engine.serving.run import ENGINE_VERSION, SimResult, simulate
@@ -56,7 +58,12 @@ def side_b(args: argparse.Namespace, a: Scenario) -> tuple[Scenario, str]:
                 "the other way with every change"
             )
     else:
-        base, source, chosen = ex.with_mode(a, other), f"{a.name} served {other}", f"A served {other}"
+        # named for its own pools (it kept A's name, '1 h100-sxm' beside its two: a browser review)
+        stem = Path(args.scenario).stem if is_file_ref(args.scenario) else args.scenario
+        base = naming.named(ex.with_mode(a, other), a, stem)
+        source, chosen = f"{a.name} served {other}", f"A served {other}"
+        if changed := ex.chips_changed(a, base):  # one instance split takes a second (a browser review)
+            chosen += f"; {changed}"
     return with_sets(base, args.set_b, source, "--set-b"), chosen
 
 

@@ -150,6 +150,7 @@ _API = {
     "with_custom_chip": "engine.explain.previews",
     "with_edge_site": "engine.explain.previews",
     "with_mode": "engine.explain.mode_switch",
+    "chips_changed": "engine.explain.mode_switch",
     "with_load_of": "engine.explain.mode_switch",
     "unshared_edits": "engine.explain.mode_switch",
     "fitting_eps": "engine.explain.layout_choices",
@@ -270,6 +271,7 @@ __all__ = [
     "change_text",
     "chip_options",
     "chip_rows",
+    "chips_changed",
     "class_attainment",
     "client_line",
     "cliff_notes",
@@ -463,7 +465,7 @@ if TYPE_CHECKING:
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.layout_choices import fitting_eps
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
-    from engine.explain.mode_switch import unshared_edits, with_load_of, with_mode
+    from engine.explain.mode_switch import chips_changed, unshared_edits, with_load_of, with_mode
     from engine.explain.pairing import paired_cdfs, paired_targets, unpaired
     from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (

@@ -57,6 +57,7 @@ _API = {
     "past_target": "engine.planning.verdict_bands",
     "holds_note": "engine.planning.verdict_bands",
     "holds_with_margin": "engine.planning.verdict_bands",
+    "with_rerun_bands": "engine.planning.verdict_bands",
     "tokens_band": "engine.planning.verdict_bands",
     "reads_alike": "engine.planning.verdict_bands",
     "SAME_AT_EDGES": "engine.planning.verdict_bands",
@@ -149,6 +150,7 @@ __all__ = [
     "steady_reruns",
     "tokens_band",
     "vendor_crossing",
+    "with_rerun_bands",
 ]
 
 
@@ -192,6 +194,7 @@ if TYPE_CHECKING:
         past_target,
         reads_alike,
         tokens_band,
+        with_rerun_bands,
     )
     from engine.planning.verdict_bands import steady as steady_reruns
     from engine.planning.verdict_bands import take_in as band_take_in

@@ -95,13 +95,35 @@ class Check:
         of_ttft, of_tpot = (
             f" ({c}, the highest of the classes)" if c else "" for c in (self.ttft_class, self.tpot_class)
         )
+        p_ttft, ttft, of_ttft = self.nearest("ttft") or (pct, ttft, of_ttft)
+        p_tpot, tpot, of_tpot = self.nearest("tpot") or (pct, tpot, of_tpot)
         if mark is None:
-            return f"TTFT {pct} {_ms(ttft)}{of_ttft}, TPOT {pct} {_ms(tpot)}{of_tpot}"
+            return f"TTFT {p_ttft} {_ms(ttft)}{of_ttft}, TPOT {p_tpot} {_ms(tpot)}{of_tpot}"
         sep = "; " if self.grows_rps is not None else ", "  # (a comma follows a TTFT's mark)
         level = self.grows_rps is not None and self.tpot_grows_rps is None  # a TPOT that stays level
         ttft_level = self.grows_rps is not None and self.ttft_grows_rps is None  # a TTFT that does
-        ttft_text = mark(f"TTFT {pct} {_ms(ttft)}{of_ttft}", self.ttft_grows_rps, ttft_level)
-        return f"{ttft_text}{sep}{mark(f'TPOT {pct} {_ms(tpot)}{of_tpot}', self.tpot_grows_rps, level)}"
+        ttft_text = mark(f"TTFT {p_ttft} {_ms(ttft)}{of_ttft}", self.ttft_grows_rps, ttft_level)
+        return f"{ttft_text}{sep}{mark(f'TPOT {p_tpot} {_ms(tpot)}{of_tpot}', self.tpot_grows_rps, level)}"
+
+    def nearest(self, kind: str) -> tuple[str, float, str] | None:
+        """("p90", its figure, " (chat, of the classes the nearest to its target)"): of two classes or more, the
+        one whose `kind` (ttft, tpot) at its SLO percentile is nearest its target, or furthest past it. The
+        highest figure named the batch class's 979 ms against its 30 s target where chat stood at 862 ms of
+        1,000 (a browser review). None with one class, or where a class's figure is not known (a request
+        never answered: the highest, infinite, says it)."""
+        per = self.classes or {}
+        if len(per) < 2:
+            return None
+        ratios = []
+        for name, c in per.items():
+            v, target = c.get(f"{kind}_ms"), c.get(f"{kind}_target_ms")
+            if v is None or v != v or not target:
+                return None
+            ratios.append(
+                (float(v) / float(target), name, float(v), float(c.get("percentile", self.slo_percentile)))
+            )
+        _, name, v, pct = max(ratios)
+        return f"p{pct:g}", v, f" ({name}, of the classes the nearest to its target)"
 
 
 OBJECTIVE_WORD = {"usd_per_million_tokens": "cost per token", "chips": "chips", "power": "power"}

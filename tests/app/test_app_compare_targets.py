@@ -97,3 +97,19 @@ def test_the_cost_card_says_the_sides_are_priced_apart() -> None:
     assert " · other prices" in str({m.label: m for m in at.metric}["$ / request: B"].delta)
     same = app("compare", short())
     assert "priced differently" not in " ".join(i.value for i in same.info)
+
+
+def test_a_card_whose_figure_the_table_calls_the_same_is_not_coloured() -> None:
+    """moe-deepseek-h200: the SLO attainment and goodput cards read red ('−0.2 pts vs A's 100.0%') where the
+    table's better column said 'same' (within half a percent: a browser review)."""
+    from streamlit.proto.Metric_pb2 import Metric as MetricProto
+
+    at = app("compare", short("moe-deepseek-h200"))
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "better" in getattr(d.value, "columns", []))
+    better = dict(zip(table["figure"], table["better"], strict=True))
+    cards = {m.label: m for m in at.metric}
+    for figure, card in (("SLO attainment", "SLO attainment: B"), ("Goodput", "Goodput: B")):
+        assert better[figure] == "same" and cards[card].delta.startswith("−")  # the case this is about
+        assert cards[card].proto.color == MetricProto.MetricColor.GRAY, card
+    assert cards["TTFT p99: B"].proto.color == MetricProto.MetricColor.RED  # a change the table calls A's

@@ -69,6 +69,10 @@ def test_its_refusals_name_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
 def test_other_mode_serves_a_the_other_way(capsys: pytest.CaptureFixture[str]) -> None:
     doc = _json(capsys, "chat-colocated", "--other-mode", "--set", "duration_s=60")
     assert doc["paired"] and doc["b"]["chosen"] == "A served disaggregated"
+    # a split that takes one more chip says so, and B is named for its own pools (a browser review)
+    doc = _json(capsys, "edge-offload", "--other-mode", "--set", "duration_s=60")
+    assert doc["b"]["chosen"].startswith("A served disaggregated; not the same chips (h100-sxm 1 -> 2)")
+    assert "1 h100-sxm prefill + 1 h100-sxm decode" in doc["b"]["name"]
 
 
 def test_an_unedited_a_is_compared_with_its_counterpart_as_the_page_does(
