@@ -15,6 +15,7 @@ import streamlit as st
 from engine.core import ScenarioError
 from engine.explain import (
     class_attainment,
+    degrade_note,
     drill_behind_lines,
     drill_ttft_text,
     fallback_drill,
@@ -143,3 +144,5 @@ def fallback_comparison(scenario: Scenario) -> None:
     same = unchanged(table)
     if same:
         st.caption(plain(unchanged_text(same)))
+    if said := degrade_note(scenario, table["fallback"]):  # the form beside it reads degrade off (a review)
+        st.caption(plain(said))

@@ -230,6 +230,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
     """A scenario's faults under each fallback policy, side by side."""
     from engine.explain.drill import (
         behind_lines,
+        degrade_note,
         fallback_drill,
         ttft_text,
         unchanged,
@@ -267,6 +268,8 @@ def cmd_drill(args: argparse.Namespace) -> int:
         print(line)
     if same := unchanged(table):  # as the Strategy page says it
         print(unchanged_text(same))
+    if said := degrade_note(scen, table["fallback"]):
+        print(said)
     for note in fault_notes(scen):
         print(note)
     return 0

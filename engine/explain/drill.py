@@ -24,7 +24,7 @@ cache (the dashboard) passes its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -51,6 +51,22 @@ def default_degrade(scenario: Scenario) -> Degrade:
         above_backlog=8.0,
         max_output_tokens=128,
         shed_below_priority=max(priorities) if len(priorities) > 1 else 0,
+    )
+
+
+def degrade_note(scenario: Scenario, fallbacks: Iterable[str]) -> str:
+    """The degrade settings the drill's degrade rows ran with where the scenario's own degrade is off ('' where
+    it is on, or no such row ran): the rows capped 136 answers beside a form reading degrade off, the settings
+    said in a tooltip alone (a browser review)."""
+    if scenario.deployment.degrade.enabled or not any("degrade" in str(f) for f in fallbacks):
+        return ""
+    d = default_degrade(scenario)
+    shed = f", every class below priority {d.shed_below_priority} shed" if d.shed_below_priority else ""
+    return (
+        "This scenario's degrade is off, so the degrade rows run the drill's own: triggered below "
+        f"{d.below_capacity:.0%} of the entry capacity or above {d.above_backlog:g} requests waiting per entry "
+        f"instance, answers capped at {d.max_output_tokens:,} tokens{shed}. A capped run may still cost more "
+        "per request where it drains later."
     )
 
 

@@ -168,6 +168,17 @@ def test_about_page_recalibrates_from_an_upload() -> None:
     at.selectbox(key="fg:calib-stack").set_value("sglang").run()
     mark = next(text_of(c.value) for c in at.caption if "your own" in text_of(c.value))
     assert "under SGLang" in mark and "TPOT" in mark, mark
+    # the band in the sign Strategy and `calibrate` print it in: where measured figures land around the
+    # model's (it read the ratios' sides, TPOT -2.7% to +3.8% beside Strategy's −4% to +3%: a review)
+    from engine.explain.confidence import signed_text
+
+    band = report.recalibrate(report.parse_measurements(csv_bytes, "b.csv", load_catalog()), load_catalog(),
+                              "l40s", "sglang", "b.csv").profile.band  # fmt: skip
+    lo, hi = band["tpot"]
+    assert f"TPOT {signed_text(1 / hi - 1, 1 / lo - 1)}" in mark, mark
+    assert any(
+        "the profile they came from is η_F 0.55" in text_of(c.value) for c in at.caption
+    )  # the example's
     # another profile name makes another chip; "use" puts it into the scenario's custom hardware
     at.text_input(key="fg:calib-profile").set_value("vllm").run()
     assert "Catalog entry l40s-vllm.toml" in [b.label for b in at.download_button]
