@@ -64,10 +64,13 @@ def target(path: str, what: str, sweep: tuple[float, float, float]) -> None:
 # "Exa/ct", "Percentil/e" and "10(" for 1,000 at 1,100 px (a review): two rows of two and three.
 OPTIONAL = [n for n in Slo.model_fields if n not in ("ttft_ms", "tpot_ms", "percentile")]
 
+unmeetable = ex.under_first_token(sc)  # a TTFT target under what every first token takes (a review)
 for i, cls in enumerate(sc.workload.classes):
     path = f"workload.classes[{i}].slo"
     with st.container(border=True):
         st.markdown(f"**{plain(cls.name)}** · priority {cls.priority}")
+        if i in unmeetable:
+            st.warning(plain(unmeetable[i]) + ".", icon=":material/warning:")
         c1, c2 = st.columns(2, gap="medium")
         c3, *rest = st.columns(1 + len(OPTIONAL))
         with c1:

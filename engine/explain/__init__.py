@@ -30,7 +30,7 @@ from engine.faces import lazy as _lazy
 _BY_MODULE = {
     "targets": (
         "OTHER_TARGETS TARGET_JUDGED judged_apart cost_judged both_miss BOTH_MISS missing_side "
-        "misses_slo target_differences targets_note verdicts NOT_PAIRED"
+        "misses_slo target_differences targets_note under_first_token verdicts NOT_PAIRED"
     ),
     "advisor": "Advice Finding advise findings",
     "asic": "STABLE_MONTHS specialisation",
@@ -266,6 +266,7 @@ __all__ = [
     "uncalibrated",
     "unchanged",
     "unchanged_text",
+    "under_first_token",
     "unmet_faults",
     "unpaired",
     "unshared_edits",
@@ -457,6 +458,7 @@ if TYPE_CHECKING:
         missing_side,
         target_differences,
         targets_note,
+        under_first_token,
         verdicts,
     )
     from engine.explain.timeline_marks import (

@@ -53,6 +53,7 @@ from engine.explain.queue_action import queue_action, ttft_within
 from engine.explain.rejections import rejection_finding
 from engine.explain.rooflines import roofline_table
 from engine.explain.slo_findings import slo_findings
+from engine.explain.targets import under_first_token
 from engine.explain.way_in import ignored_ceiling, way_in_s
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
@@ -105,6 +106,8 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
             Finding("warning" if ramp[1] < 0.9 else "info", "sessions", ramp[0], {"load_share": ramp[1]})
         )
     out += slo_findings(result)
+    for said in under_first_token(result.scenario).values():  # a target no request can meet, said first
+        out.append(Finding("warning", "unmeetable", said[:1].upper() + said[1:] + ".", {}))
     pools = _pool_findings(result, res, cat)
     if rising and (rise := s.get("queue_rising")) and not any(f.topic == "overload" for f in pools):
         # said by a pool's queue growing through the window already, which reads it as the load's (a review)

@@ -140,6 +140,25 @@ def verdicts(
     return cost_judged(judged_apart(table, target_differences(a, b)), judged_a, judged_b)
 
 
+def under_first_token(scenario: Scenario) -> dict[int, str]:
+    """Per class (by index) whose TTFT target no request can meet: at or under the latency every first token
+    pays beyond the iterations (a MoE model's, fitted to its stack's one-client TTFTs, or the scenario's
+    `deployment.first_token_ms`). A target of 25 ms on moe-deepseek-h200 read 'holds to p0' with nothing
+    saying each first token takes 70.9 ms there (a browser review)."""
+    from engine.scenario.resolve import resolve  # (the catalog: only where a page asks)
+
+    floor_ms = resolve(scenario).first_token_s * 1000.0
+    return {
+        i: (
+            f"class {c.name}: its TTFT target of {c.slo.ttft_ms:,g} ms is at or under the {floor_ms:,.1f} ms "
+            "every first token takes here before any queue, prefill or network (deployment.first_token_ms, on "
+            "Strategy; for a MoE model fitted to its stack's one-client TTFTs): no request can meet it"
+        )
+        for i, c in enumerate(scenario.workload.classes)
+        if floor_ms > 0 and c.slo.ttft_ms <= floor_ms
+    }
+
+
 __all__ = [
     "BOTH_MISS",
     "COST_FIGURES",
@@ -153,5 +172,6 @@ __all__ = [
     "missing_side",
     "target_differences",
     "targets_note",
+    "under_first_token",
     "verdicts",
 ]

@@ -482,3 +482,12 @@ def test_gamma_arrivals_at_cv_one_say_they_are_poissons() -> None:
     assert any(said in text_of(c.value) for c in at.caption)
     at = app("workload", io.apply_overrides(sc, {"workload.arrival.cv": 2.0}), "chat-colocated")
     assert not any(said in text_of(c.value) for c in at.caption)
+
+
+def test_the_slo_page_warns_of_a_ttft_target_under_the_first_token() -> None:
+    """25 ms on moe-deepseek-h200, whose first tokens each take 70.9 ms: the page read 'holds to p0' alone (a
+    browser review)."""
+    at = app("slo", short("moe-deepseek-h200", **{"workload.classes[0].slo.ttft_ms": 25.0}))
+    assert not at.exception, [e.value for e in at.exception]
+    said = [text_of(w.value) for w in at.warning]
+    assert any("its TTFT target of 25 ms is at or under the" in w for w in said), said

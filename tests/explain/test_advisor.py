@@ -610,3 +610,20 @@ def test_a_link_fault_not_the_links_speed_is_said_to_set_the_transfer() -> None:
         said and "outside the link fault (at 240 s for 120 s)" in said[0] and "the fault sets it" in said[0]
     )
     assert "a faster link would help." not in said[0]
+
+
+def test_a_ttft_target_no_first_token_can_meet_is_said() -> None:
+    """A TTFT target of 25 ms on moe-deepseek-h200 read 'holds to p0' with nothing saying every first token
+    takes 70.9 ms there (a browser review): the advisor and the SLO page (`under_first_token`) say so."""
+    from engine.explain.targets import under_first_token
+    from engine.scenario.resolve import resolve
+
+    sc = io.apply_overrides(io.load_preset("moe-deepseek-h200"), {"workload.classes[0].slo.ttft_ms": 25.0})
+    floor_ms = resolve(sc).first_token_s * 1000.0
+    assert floor_ms > 25.0
+    said = under_first_token(sc)
+    assert list(said) == [0] and f"at or under the {floor_ms:,.1f} ms every first token takes" in said[0]
+    t = topics(findings(simulate(io.apply_overrides(sc, {"duration_s": 60.0}))))
+    assert t["unmeetable"].text.startswith("Class chat: its TTFT target of 25 ms")
+    reachable = io.apply_overrides(sc, {"workload.classes[0].slo.ttft_ms": floor_ms * 2})
+    assert under_first_token(reachable) == {} and under_first_token(io.load_preset("chat-colocated")) == {}
