@@ -96,13 +96,13 @@ with c3:
     n_seeds = replicas.picker("compare")
 
 
-def side(key: str | None, chosen: Scenario) -> tuple[str, str]:
-    """A side's file-name stem and name, for the exports (`export.Pair`)."""
+def side(key: str | None, chosen: Scenario) -> tuple[str, str, int]:
+    """A side's file-name stem, name and seed, for the exports (`export.Pair`)."""
     stem = state.preset_name() + ("-edited" if state.edited() else "")
     stem = key if key not in (CURRENT, SWITCHED, None) else stem + (f"-{other}" if key == SWITCHED else "")
     stem = f"{current.counterpart}-this-load" if key == lesson.PAIRED else stem
     mine = key in (CURRENT, SWITCHED, None)
-    return stem, (state.named(chosen) if mine else chosen).name
+    return stem, (state.named(chosen) if mine else chosen).name, chosen.seed
 
 
 PAIR = (side(a_key, sa), side(b_key, sb))

@@ -328,7 +328,7 @@ st.subheader(
     "Export",
     help="Files are named fengong_<preset>_<seed>_<what> and carry the scenario, its seed and the engine version.",
 )
-export.table_buttons(res, figures=lambda: figures)
+export.table_buttons(res, figures=lambda: figures, seeds=rep.n if rep else 1)
 with st.expander("Per-request table (first 1,000 rows)", icon=":material/list:"):
     st.dataframe(res.requests.head(1000), hide_index=True, width="stretch")
 

@@ -190,8 +190,10 @@ def sidebar() -> None:
         st.session_state[SHARE_SLOT] = (slot, _share_address(slot))
         st.download_button(
             "Scenario (TOML)",
-            data=state.scenario_toml(sc),
-            file_name=f"fengong_{state.preset_name()}_{sc.seed}_scenario.toml",
+            # named for what it runs and without the preset's lesson, as the Results page's (it carried the
+            # preset's name and lesson for an edited scenario: a review)
+            data=state.scenario_toml(state.named(sc)),
+            file_name=ex.file_name(state.preset_name(), sc.seed, "scenario", "toml", state.edited()),
             mime="application/toml",
             on_click="ignore",
             key="fg:dl:sidebar-toml",

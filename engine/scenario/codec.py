@@ -277,9 +277,17 @@ def closest_preset(scenario: Scenario) -> str:
     """The shipped preset the scenario differs from in the fewest fields (`diff`; ties to the first
     by name): what a scenario opened from a file is kept relative to. The preset shown before the file
     was kept, so a file exported from an edited chat-colocated and opened over chat-disaggregated read
-    as chat-disaggregated's, its counterpart itself and Reset going there (a review)."""
+    as chat-disaggregated's, its counterpart itself and Reset going there (a review). A name that says
+    which preset it was edited from is taken at its word."""
+    names = preset_names()
+    # the preset its name says it was edited from (`naming.derived_name`): a whole replaced table counts
+    # as one difference, so an edited chat-disaggregated with its pools and classes changed read as
+    # portfolio-chat-batch's (9 differences against 10: a review)
+    said = scenario.name.rsplit(", edited from ", 1)[-1] if ", edited from " in scenario.name else ""
+    if said in names:
+        return said
     mine = to_data(scenario)
-    return min(preset_names(), key=lambda n: (len(diff(to_data(load_preset(n)), mine)), n))
+    return min(names, key=lambda n: (len(diff(to_data(load_preset(n)), mine)), n))
 
 
 def data_paths(scenario: Scenario) -> list[tuple[str, str]]:

@@ -148,6 +148,33 @@ def test_an_edited_scenario_is_exported_under_its_derived_name() -> None:
     assert shown[2] == "edited=True", shown
 
 
+def test_exports_of_several_seeds_say_their_figures_are_one_seeds() -> None:
+    """With three seeds on the page (TTFT p99 848 ± 88 ms), the report's headline and the summary CSV read
+    seed 1's 807 ms with no word, under CDFs of the mean of 3 seeds (a review): their provenance and the
+    report say which run they are."""
+
+    def page() -> None:
+        import streamlit as st
+
+        from engine.scenario.codec import apply_overrides, load_preset
+        from engine.serving.run import simulate
+        from ui import export, state
+
+        if state.SCENARIO not in st.session_state:
+            state.use_preset("chat-disaggregated")
+        res = simulate(apply_overrides(load_preset("chat-disaggregated"), {"duration_s": 20.0}))
+        meta = export.export_meta(res, seeds=3)
+        st.text(meta.get("figures", ""))
+        st.text(str("Figures: seed 1" in export.report_html(res, [], meta)))  # (its apostrophe escaped)
+        st.text(str("figures" in export.export_meta(res)))
+
+    at = AppTest.from_function(page, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [t.value for t in at.text]
+    assert shown[0].startswith("seed 1's run alone; the page shows the mean of 3 seeds"), shown
+    assert shown[1:] == ["True", "False"], shown
+
+
 def test_the_report_says_which_pools_are_uncalibrated() -> None:
     """An edit to a stack without a fitted profile: the report never said the run was uncalibrated (a
     review; only a raw summary row hinted at it). It says so under the title, as the pages do."""
@@ -229,12 +256,19 @@ def test_a_comparisons_exports_are_named_after_its_two_sides() -> None:
     from engine.scenario.codec import load_preset
     from ui import export
 
-    pair = (("chat-colocated", "Chat on one colocated H100 pool"), ("moe-deepseek-h200", "MoE: DeepSeek-V3"))
+    pair = (
+        ("chat-colocated", "Chat on one colocated H100 pool", 1),
+        ("moe-deepseek-h200", "MoE: DeepSeek-V3", 1),
+    )
     sc = load_preset("chat-colocated")
     assert (
         export.name(sc, "compare_changes", "png", pair)
         == "fengong_chat-colocated-vs-moe-deepseek-h200_1_compare_changes.png"
     )
+    # each side's seed where they differ (A at seed 7 against B at 1 was stamped 'seed 7' alone: a review)
+    apart = (("chat-colocated", "A", 7), ("moe-deepseek-h200", "B", 1))
+    assert export.pair_seed(apart) == "A 7, B 1" and export.pair_seed(pair) == "1"
+    assert export.name(sc, "x", "png", apart) == "fengong_chat-colocated-vs-moe-deepseek-h200_7-1_x.png"
     at = app("compare")
     assert_clean(at)
     assert any(b.label == "HTML" for b in at.download_button)  # the page builds its exports with the pair

@@ -167,6 +167,23 @@ def test_a_scenario_is_kept_relative_to_the_preset_it_differs_least_from(
     edited = apply_overrides(load_preset("chat-colocated"), {"seed": 7, "workload.arrival.rate_rps": 12.0})
     assert closest_preset(edited) == "chat-colocated"
     assert closest_preset(load_preset("moe-deepseek-h200")) == "moe-deepseek-h200"
+    # a name that says its origin is taken at its word: an edited chat-disaggregated (a whole table replaced
+    # counts as one difference) read as portfolio-chat-batch's, 9 differences against 10 (a review)
+    from engine.scenario.codec import diff, to_data
+    from engine.scenario.naming import named
+
+    base = load_preset("chat-disaggregated")
+    over = {"seed": 7, "workload.arrival.rate_rps": 20.0, "workload.classes[0].output.mean": 300,
+            "deployment.pools[1].count": 4, "workload.classes[0].slo.tpot_ms": 25.0,
+            "cost.usd_per_hour": {"h100-sxm": 3.0}, "deployment.link.latency_ms": 0.2}  # fmt: skip
+    far = named(apply_overrides(base, over), base, "chat-disaggregated")
+    assert far.name.endswith(", edited from chat-disaggregated")
+    count = {
+        n: len(diff(to_data(load_preset(n)), to_data(far)))
+        for n in ("chat-disaggregated", "portfolio-chat-batch")
+    }
+    assert count["portfolio-chat-batch"] < count["chat-disaggregated"]  # the case this is about
+    assert closest_preset(far) == "chat-disaggregated"
 
     class Upload:
         name = "f.toml"
