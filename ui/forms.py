@@ -19,6 +19,7 @@ import streamlit as st
 from pydantic import BaseModel
 
 from engine import policies
+from engine.costmodel import STACK_NAMES
 from ui import state
 from ui.bound import bound, current, key_of, number, select, sync, toggle
 from ui.field_help import FIELD_HELP
@@ -262,8 +263,14 @@ def policy_widget(path: str, kind: str) -> None:
     key = key_of(f"{path}.name") + (f":{by_stack}" if by_stack else "")
     sync(key, name)
     helps = "\n".join(f"- **{n}**: {table[n].help or (table[n].__doc__ or '').strip()}" for n in names)
-    if by_stack is not None:  # the entry reads '(default)': whose it is, here
-        helps = f"(default): the serving stack's own, {by_stack}.\n{helps}"
+    # the stack's entry names whose default it is: 'mixed (default)' beside 'mixed' read as one choice twice
+    # (a browser review); the named entry keeps that policy whatever the stack
+    whose = f"{STACK_NAMES.get(str(current('deployment.stack', 'vllm')), 'the stack')}'s default"
+    if by_stack is not None:
+        helps = (
+            f"{by_stack} ({whose}): the serving stack's own, which follows the stack if it changes; a policy chosen "
+            f"by name stays whatever the stack.\n{helps}"
+        )
     st.selectbox(
         label_of(kind),
         options,
@@ -271,9 +278,7 @@ def policy_widget(path: str, kind: str) -> None:
         on_change=_policy_changed,
         args=(path, key),
         help=helps,
-        format_func=lambda o: (
-            f"{by_stack} (default)" if o == STACK_DEFAULT else str(o)
-        ),  # its help says whose
+        format_func=lambda o: f"{by_stack} ({whose})" if o == STACK_DEFAULT else str(o),
     )
     cls = table.get(by_stack if name == STACK_DEFAULT and by_stack else name)
     if cls is None:

@@ -491,3 +491,13 @@ def test_the_slo_page_warns_of_a_ttft_target_under_the_first_token() -> None:
     assert not at.exception, [e.value for e in at.exception]
     said = [text_of(w.value) for w in at.warning]
     assert any("its TTFT target of 25 ms is at or under the" in w for w in said), said
+
+
+def test_the_stacks_iteration_policy_says_whose_default_it_is() -> None:
+    """The iteration select offered 'mixed (default)' beside 'mixed', alike in words (a browser review): the
+    stack's entry names the stack whose default it is."""
+    at = app("strategy")
+    assert not at.exception, [e.value for e in at.exception]
+    box = next(s for s in at.selectbox if s.label == "Iteration")
+    assert box.options[:2] == ["mixed (vLLM's default)", "mixed"], box.options
+    assert "a policy chosen by name stays whatever the stack" in str(box.help)
