@@ -96,13 +96,14 @@ with c3:
     n_seeds = replicas.picker("compare")
 
 
-def side(key: str | None, chosen: Scenario) -> tuple[str, str, int]:
-    """A side's file-name stem, name and seed, for the exports (`export.Pair`)."""
+def side(key: str | None, chosen: Scenario) -> tuple[str, str, int, str]:
+    """A side's file-name stem, name, seed and scenario TOML, for the exports (`export.Pair`)."""
     stem = state.preset_name() + ("-edited" if state.edited() else "")
     stem = key if key not in (CURRENT, SWITCHED, None) else stem + (f"-{other}" if key == SWITCHED else "")
     stem = f"{current.counterpart}-this-load" if key == lesson.PAIRED else stem
     mine = key in (CURRENT, SWITCHED, None)
-    return stem, (state.named(chosen) if mine else chosen).name, chosen.seed
+    shown = state.named(chosen) if mine else chosen
+    return stem, shown.name, chosen.seed, state.scenario_toml(shown)
 
 
 PAIR = (side(a_key, sa), side(b_key, sb))

@@ -37,10 +37,11 @@ FAILURES = "fg_export_failures"
 _LOG = logging.getLogger(__name__)
 
 
-Pair = tuple[tuple[str, str, int], tuple[str, str, int]]
-"""A comparison's two sides, each (file-name stem, name, seed): Compare's charts are of A and B, not of the
-session's scenario (their files and stamps named the sidebar's preset, neither side: a review), each with
-its own seed (A at seed 7 against B at 1 was stamped 'seed 7' alone: a review)."""
+Pair = tuple[tuple[str, str, int, str], tuple[str, str, int, str]]
+"""A comparison's two sides, each (file-name stem, name, seed, scenario TOML): Compare's charts are of A and B,
+not of the session's scenario (their files and stamps named the sidebar's preset, neither side: a review), each
+with its own seed (A at seed 7 against B at 1 was stamped 'seed 7' alone) and its own TOML (an export carried
+the session's scenario's alone, so B could not be run again from it: a review)."""
 
 
 def pair_seed(pair: Pair) -> str:
@@ -159,9 +160,11 @@ def svg_text(fig: go.Figure, meta: dict[str, str], scenario_toml: str) -> str:
 def html_text(fig: go.Figure, meta: dict[str, str], scenario_toml: str, title: str) -> str:
     """The figure as a standalone interactive HTML page (plotly.js inline), provenance included."""
     div = print_copy(fig, meta).to_html(full_html=False, include_plotlyjs=True)
-    return ex.html_report(
-        title, meta, scenario_toml, pd.DataFrame(columns=["figure", "value"]), [(title, div)]
-    )
+    # a comparison's B under A in the scenario block, not among the visible facts
+    b = meta.get("scenario_b_toml")
+    shown = {k: v for k, v in meta.items() if k != "scenario_b_toml"}
+    text = scenario_toml if b is None else f"# Scenario A\n{scenario_toml}\n# Scenario B\n{b}"
+    return ex.html_report(title, shown, text, pd.DataFrame(columns=["figure", "value"]), [(title, div)])
 
 
 def _failures() -> dict[str, str]:
@@ -203,13 +206,14 @@ def figure_buttons(
     """
     meta = provenance(scenario)
     if pair is not None:
-        (stem_a, name_a, _), (stem_b, name_b, _) = pair
+        (stem_a, name_a, _, toml_a), (stem_b, name_b, _, toml_b) = pair
         meta |= {
             "scenario": f"A: {name_a}; B: {name_b}",
             "preset": f"A: {stem_a}; B: {stem_b}",
             "seed": pair_seed(pair),
+            "scenario_b_toml": toml_b,  # A's is the file's scenario TOML
         }
-    toml = state.scenario_toml(state.named(scenario))
+    toml = state.scenario_toml(state.named(scenario)) if pair is None else toml_a
     k = f"fg:dl:{what}"
     blocked = image_export.problem()
     why = "Needs Chrome or Chromium on the server (see below)." if blocked else None

@@ -266,9 +266,21 @@ def test_a_comparisons_exports_are_named_after_its_two_sides() -> None:
         == "fengong_chat-colocated-vs-moe-deepseek-h200_1_compare_changes.png"
     )
     # each side's seed where they differ (A at seed 7 against B at 1 was stamped 'seed 7' alone: a review)
-    apart = (("chat-colocated", "A", 7), ("moe-deepseek-h200", "B", 1))
+    apart = (("chat-colocated", "A", 7, ""), ("moe-deepseek-h200", "B", 1, ""))
     assert export.pair_seed(apart) == "A 7, B 1" and export.pair_seed(pair) == "1"
     assert export.name(sc, "x", "png", apart) == "fengong_chat-colocated-vs-moe-deepseek-h200_7-1_x.png"
+    # and B's scenario with A's: an export carried the session's scenario alone (a review)
+    import plotly.graph_objects as go
+
+    meta = {
+        "engine_version": "0",
+        "scenario": "A: a; B: b",
+        "preset": "p",
+        "seed": "1",
+        "scenario_b_toml": "b = 2",
+    }
+    page = export.html_text(go.Figure(), meta, "a = 1", "t")
+    assert "# Scenario A\na = 1\n# Scenario B\nb = 2" in page and "scenario b toml" not in page
     at = app("compare")
     assert_clean(at)
     assert any(b.label == "HTML" for b in at.download_button)  # the page builds its exports with the pair
