@@ -58,9 +58,8 @@ def cmd_roofline(args: argparse.Namespace) -> int:
         activation_tokens=stacks.activation_tokens(args.stack, budget),
     )
     rep = report(inst)
-    if (
-        args.json
-    ):  # with the calibration the text prints (the profile's own stack and band read null: a review)
+    # with the calibration the text prints (the profile's own stack and band read null: a review)
+    if args.json:
         bands = {k: list(v) for k, v in confidence.real_bands(cal).items()}
         calibration = {"stack": args.stack, "mark": cal.mark, "calibrated": cal.fitted, "rule": cal.rule}
         emit_json({**rep, "calibration": {**calibration, "bands": bands, "text": confidence.describe(cal)}})

@@ -106,7 +106,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
             Finding("warning" if ramp[1] < 0.9 else "info", "sessions", ramp[0], {"load_share": ramp[1]})
         )
     out += slo_findings(result)
-    for said in under_first_token(result.scenario).values():  # a target no request can meet, said first
+    for said in under_first_token(result.scenario, res).values():  # a target no request can meet
         out.append(Finding("warning", "unmeetable", said[:1].upper() + said[1:] + ".", {}))
     pools = _pool_findings(result, res, cat)
     if rising and (rise := s.get("queue_rising")) and not any(f.topic == "overload" for f in pools):

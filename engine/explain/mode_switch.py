@@ -147,7 +147,7 @@ def chips_changed(a: Scenario, b: Scenario) -> str:
         out: dict[str, int] = {}
         for p in s.deployment.pools:
             if p.tier != "edge":
-                out[p.hardware] = out.get(p.hardware, 0) + p.count * p.tp * p.pp * p.dp
+                out[p.hardware] = out.get(p.hardware, 0) + p.chips
         return out
 
     ca, cb = chips(a), chips(b)

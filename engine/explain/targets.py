@@ -11,12 +11,15 @@ better on those two figures.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from engine.scenario.model import Scenario
 from engine.serving.summary import classes_pass
+
+if TYPE_CHECKING:
+    from engine.scenario.resolve import Resolved
 
 OTHER_TARGETS = "other targets"
 """A Compare row's `better` where the two sides are judged against different SLO targets."""
@@ -140,14 +143,15 @@ def verdicts(
     return cost_judged(judged_apart(table, target_differences(a, b)), judged_a, judged_b)
 
 
-def under_first_token(scenario: Scenario) -> dict[int, str]:
+def under_first_token(scenario: Scenario, resolved: Resolved | None = None) -> dict[int, str]:
     """Per class (by index) whose TTFT target no request can meet: at or under the latency every first token
     pays beyond the iterations (a MoE model's, fitted to its stack's one-client TTFTs, or the scenario's
     `deployment.first_token_ms`). A target of 25 ms on moe-deepseek-h200 read 'holds to p0' with nothing
-    saying each first token takes 70.9 ms there (a browser review)."""
+    saying each first token takes 70.9 ms there (a browser review). `resolved`: the scenario's resolution
+    where the caller has it (the advisor), else resolved here."""
     from engine.scenario.resolve import resolve  # (the catalog: only where a page asks)
 
-    floor_ms = resolve(scenario).first_token_s * 1000.0
+    floor_ms = (resolved or resolve(scenario)).first_token_s * 1000.0
     return {
         i: (
             f"class {c.name}: its TTFT target of {c.slo.ttft_ms:,g} ms is at or under the {floor_ms:,.1f} ms "

@@ -283,8 +283,9 @@ def closest_preset(scenario: Scenario) -> str:
     # the preset its name says it was edited from (`naming.derived_name`): a whole replaced table counts
     # as one difference, so an edited chat-disaggregated with its pools and classes changed read as
     # portfolio-chat-batch's (9 differences against 10: a review)
-    said = scenario.name.rsplit(", edited from ", 1)[-1] if ", edited from " in scenario.name else ""
-    if said in names:
+    from engine.scenario.naming import edited_from  # (naming reads the scenario model only)
+
+    if (said := edited_from(scenario.name)) in names:
         return said
     mine = to_data(scenario)
     return min(names, key=lambda n: (len(diff(to_data(load_preset(n)), mine)), n))

@@ -34,10 +34,19 @@ def _pool_texts(pools: Sequence[Pool]) -> list[str]:
     ]
 
 
+EDITED_FROM = ", edited from "
+"""What `derived_name` writes before the source an edited scenario came from (`edited_from` reads it back)."""
+
+
+def edited_from(name: str) -> str | None:
+    """The source a derived name says its scenario was edited from (`derived_name`), else None."""
+    return name.rsplit(EDITED_FROM, 1)[-1] if EDITED_FROM in name else None
+
+
 def derived_name(scenario: Scenario, source: str) -> str:
     """``<model> on <chips> <chip> [role] + ..., edited from <source>``, at most `NAME_MAX_CHARS` long."""
     pools = scenario.deployment.pools
-    tail = f", edited from {source}"
+    tail = f"{EDITED_FROM}{source}"
     full = f"{scenario.model.id} on {' + '.join(_pool_texts(pools))}{tail}"
     if len(full) <= NAME_MAX_CHARS:
         return full
