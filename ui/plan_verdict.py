@@ -225,7 +225,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
             icon=":material/check_circle:",
         )
         if v.risk_aware and c["run"] != v.nominal_run and v.nominal_run is not None:
-            r, premium, where = p.runs.iloc[v.nominal_run], v.premium_text(), v.planning_text(p.duration_s)
+            r, premium, where = p.runs.iloc[v.nominal_run], v.premium_text(), v.nominal_text(p.duration_s)
             st.info(
                 f"{_sentence(v.nominal_name().removeprefix('the '))}: **{plain(r['shape'])} {plain(r['split'])}**"
                 + (f", {plain(where)}" if where else "")

@@ -114,7 +114,7 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         r = p.runs.iloc[v.nominal_run] if v.nominal_run is not None else None
         premium = v.premium_text()
         if r is not None:
-            where = v.planning_text(p.duration_s) or value_text(float(r[COLUMN[v.objective]]), v.objective)
+            where = v.nominal_text(p.duration_s) or value_text(float(r[COLUMN[v.objective]]), v.objective)
             print(
                 f"  {v.nominal_name().removeprefix('the ')}: {r['shape']} {r['split']}, {where}"
                 + (f"; the choice {v.premium_verb()} {premium}" if premium else "")

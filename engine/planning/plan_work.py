@@ -15,10 +15,10 @@ faster). The verdict (`engine.planning.verdict`) adds, when risk-aware, a slowed
 most `max_simulations` runs, and for each chip group it checks (`verdict_groups`, at most
 `MAX_GROUPS`) up to `VERIFY_TRIES` + 1 runs of its pick in the planning window and, when verified,
 as many at the scenario's own window (twice as many risk-aware: each also at the bands' edge), where
-the margin's two reruns then are too; `full_runs` adds further full-window runs. The sum
-is compared with `bounds.MAX_PLAN_EVENTS`, measured as about ten minutes of one core of the
-reference machine (docs/planner.md, "Bounded work"). The estimate is an upper bound on the runs
-(most plans stop well before their budget), not a prediction of the wall time.
+the margin's two reruns then are too, and the nominal cheapest once (risk-aware); `full_runs` adds
+further full-window runs. The sum is compared with `bounds.MAX_PLAN_EVENTS`, measured as about ten
+minutes of one core of the reference machine (docs/planner.md, "Bounded work"). The estimate is an
+upper bound on the runs (most plans stop well before their budget), not a prediction of the wall time.
 """
 
 from __future__ import annotations
@@ -231,7 +231,8 @@ def plan_work(
     # edge, and the margin reruns the choice over the window its figures are quoted from
     reruns = MARGIN_RERUNS if margin else 0
     fixed = picks + (0 if verify else reruns)
-    full_runs += picks * (1 + risk_aware) + reruns if verify else 0
+    # (risk-aware, the nominal cheapest once more at full length, for its premium over the same window)
+    full_runs += picks * (1 + risk_aware) + reruns + risk_aware if verify else 0
     per_full = _events(planning_scenario(scenario, target_rps, None), space)[1] if full_runs else 0.0
     limit = float(bounds.MAX_PLAN_EVENTS)
     ramp = session_ramp(scenario).seconds

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from engine.core.numbers import rate2
-from engine.planning.objective import DEARER, OBJECTIVES, best, better, value_text
+from engine.planning.objective import DEARER, OBJECTIVES, best, better, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio
 from engine.planning.prices import prices_text
@@ -44,6 +44,7 @@ from engine.planning.search import Search
 from engine.planning.sizing import Bound, Shape
 from engine.planning.verdict_bands import own_slowdowns
 from engine.planning.verdict_rows import Picks, edge_verified, winner
+from engine.planning.verify_pick import full_run
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,13 @@ class Verdict:
     """True when the risk-aware checks ran out of simulations: a cheaper deployment that holds with
     its chips slowed may exist (`unsure_text`)."""
     planning_values: tuple[float, float] | None = None
-    """The choice's and the nominal cheapest's objective over the planning window, where both ran
-    (`premium_text` compares them: like with like)."""
+    """The choice's and the nominal cheapest's objective over the planning window, where both ran."""
+    full_values: tuple[float, float, bool] | None = None
+    """The choice's and the nominal cheapest's objective over the scenario's own window and seed (the
+    full-length runs the headline quotes), and whether the nominal passes there; None where the picks
+    were not verified. `premium_text` compares these where they are, else the planning window's: like
+    with like, and by $/M the full-length figure the headline quotes (a review read three prices for
+    one choice: its full-length $0.98 above, its planning $1.16 against the nominal's $1.00 beside)."""
 
     @property
     def chosen(self) -> dict[str, Any] | None:
@@ -87,12 +93,13 @@ class Verdict:
         full-length run and moved up), 'the same' where another deployment costs what it does (a premium
         box without a premium read as a trade-off: a review), or '' where there is no other."""
         c = self.chosen
-        # the nominal cheapest the page and `plan` name, both over the planning window: the choice's
-        # group's own nominal pick (another deployment) and its full-length run (another window) read
-        # +$4.85/h where it was +$8.42/h, and 8% less per million tokens where it was 17% more (a review)
-        if c is None or self.planning_values is None or c["run"] == self.nominal_run:
+        # the nominal cheapest the page and `plan` name, both over one window: the choice's group's own
+        # nominal pick (another deployment) and its full-length run beside the nominal's planning run
+        # (another window) read +$4.85/h where it was +$8.42/h, and 8% less per million tokens where it
+        # was 17% more (a review)
+        if c is None or self.compared() is None or c["run"] == self.nominal_run:
             return ""
-        mine, nominal = self.planning_values
+        mine, nominal = self.compared() or (math.nan, math.nan)
         if not (math.isfinite(mine) and math.isfinite(nominal)):
             return ""
         extra = mine - nominal
@@ -112,15 +119,31 @@ class Verdict:
         """'costs', 'takes' (chips) or 'draws' (power): 'the choice draws +0.4 kW (+5%)'."""
         return DEARER.get(self.objective, "costs")
 
-    def planning_text(self, window_s: float) -> str:
-        """'$1.51 per M over the 120 s planning window, where the choice reads $1.94' ('' where either did
-        not run there): the nominal's $1.51 beside the choice's full-length $1.70 and a premium of +$0.43
-        read as arithmetic that did not add up (a review)."""
-        mine, nominal = self.planning_values or (math.nan, math.nan)
+    def compared(self) -> tuple[float, float] | None:
+        """(the choice's, the nominal cheapest's) objective over one window: their full-length runs where
+        both ran, else their planning runs (None: neither pair)."""
+        return self.full_values[:2] if self.full_values is not None else self.planning_values
+
+    def nominal_text(self, window_s: float) -> str:
+        """'$1.51 per M over its full-length run, where the choice reads $1.94' (the planning window's
+        where the picks were not verified; '' where either did not run): the nominal's $1.51 beside the
+        choice's full-length $1.70 and a premium of +$0.43 read as arithmetic that did not add up (a review)."""
+        mine, nominal = self.compared() or (math.nan, math.nan)
         if not (math.isfinite(mine) and math.isfinite(nominal)):
             return ""
-        # a chip count is no window's ('3 chips over the 120 s planning window': a browser pass)
-        where = "" if self.objective == "chips" else f" over the {window_s:,.0f} s planning window,"
+        full = self.full_values
+        fails = full is not None and not full[2]
+        if (
+            self.objective == "chips"
+        ):  # a chip count is no window's ('3 chips over the 120 s planning window')
+            where = " (it fails its SLO over its full-length run)," if fails else ""
+        else:
+            where = (
+                " over its full-length run"
+                if full is not None
+                else f" over the {window_s:,.0f} s planning window"
+            )
+            where += " (it fails its SLO there)," if fails else ","
         return f"{value_text(nominal, self.objective)}{where} where the choice reads {value_text(mine, self.objective)}"
 
     def risk_text(self) -> str:
@@ -247,6 +270,12 @@ class Verdict:
             "slowdown": dict(self.slowdown),
             "chosen": next((r for r in rows if r["winner"]), None),
             "premium": self.premium_text() or None,
+            "premium_over": None
+            if self.compared() is None
+            else ("full-length runs" if self.full_values else "planning window"),
+            "nominal_full_length": None
+            if self.full_values is None
+            else {"objective_value": _plain(self.full_values[1]), "passes": self.full_values[2]},
             "nominal_run": self.nominal_run,
             "nominal_slowed": self.nominal_slowed,
             "risk": self.risk_text() or None,
@@ -350,7 +379,9 @@ def decide(
     if slow is not None:
         held = risk_picks(search, slow, groups, live, status, found, each.ties)
         notes += _risk_checked(search, slow, held, picks)
-    search.allowance += len(picks) * (VERIFY_TRIES + 1)  # the picks' own runs, past the budget
+    search.allowance += (
+        len(picks) * (VERIFY_TRIES + 1) + 1
+    )  # the picks' own runs and the nominal's, past the budget
     rows = [r for r in map(each.row, picks) if r is not None]
     win = winner(pd.DataFrame(rows), risk_aware)
     if verify and slow is not None:
@@ -375,6 +406,7 @@ def decide(
         notes=tuple(notes),
         slowed_simulations=0 if slow is None else len(slow.rows),
         planning_values=_planning_values(search, chosen_run, nominal_run),
+        full_values=_full_values(search, table, groups.get(nominal_best or ""), verify and risk_aware),
         risk_checks_cut=slow is not None and bool(slow.out_of_budget),
     )
 
@@ -392,3 +424,19 @@ def _planning_values(search: Search, chosen: int | None, nominal: int | None) ->
     if chosen is None or nominal is None or max(chosen, nominal) >= len(search.rows):
         return None
     return float(search.value(search.rows[chosen])), float(search.value(search.rows[nominal]))
+
+
+def _full_values(
+    search: Search, table: pd.DataFrame, nominal: dict[str, Any] | None, verified: bool
+) -> tuple[float, float, bool] | None:
+    """The choice's objective from its quoted full-length run and the nominal cheapest's from a
+    full-length run of its own (as modelled; one run, shared with its group's pick where that is the
+    same deployment), with whether it passes there; None where the picks were not verified or the
+    choice is the nominal pick."""
+    if not verified or nominal is None or "winner" not in table:
+        return None
+    won = table[table["winner"]]
+    if won.empty or int(won["run"].iloc[0]) == int(nominal["run"]):
+        return None
+    row = full_run(search, *_counts(search, nominal))
+    return float(won["objective_value"].iloc[0]), row_value(row, search.objective), bool(row["passes"])

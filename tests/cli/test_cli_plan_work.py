@@ -52,10 +52,11 @@ def test_the_estimate_is_in_json_and_no_work_limit_lifts_the_bound(
     doc = plan_json(capsys)
     work = doc["work"]
     # the search, the risk-aware slowed search, and each of the 4 chip groups' picks (h100-sxm, b200 and
-    # their two pairings) in the planning window and at full length, there as modelled and at the edge
-    assert work["runs"] == 16 + 16 + 4 * 4 and work["full_runs"] == 2 * 4 * 4
+    # their two pairings) in the planning window and at full length, there as modelled and at the edge,
+    # and the nominal cheapest once at full length (its premium)
+    assert work["runs"] == 16 + 16 + 4 * 4 and work["full_runs"] == 2 * 4 * 4 + 1
     assert work["requests_per_run"] == pytest.approx(16 * 30)
-    assert work["events"] == pytest.approx(48 * work["events_per_run"] + 32 * work["events_per_full_run"])
+    assert work["events"] == pytest.approx(48 * work["events_per_run"] + 33 * work["events_per_full_run"])
     assert work["limit"] == bounds.MAX_PLAN_EVENTS
     assert plan_json(capsys, "--nominal", "--no-verify")["work"]["runs"] == 16
     monkeypatch.setattr(bounds, "MAX_PLAN_EVENTS", 1000)

@@ -121,7 +121,7 @@ def test_lifting_the_limit_plans_a_search_over_it(monkeypatch: pytest.MonkeyPatc
 def test_the_verdicts_runs_are_counted_as_plan_makes_them() -> None:
     """Risk-aware: a slowed search as long as the plan's; each chip group checked: its pick's runs in the
     planning window and, verified, as many at the scenario's own length, twice (as modelled and at the
-    bands' edge)."""
+    bands' edge); and the nominal cheapest once at that length, for its premium over the choice's window."""
     sc = chat()
     space = SearchSpace(hardware=("h100-sxm", "mi300x"), duration_s=60.0, max_simulations=30)
     base = plan_work(sc, 20.0, space)
@@ -132,8 +132,8 @@ def test_the_verdicts_runs_are_counted_as_plan_makes_them() -> None:
     risk = plan_work(sc, 20.0, space, risk_aware=True)
     assert risk.runs == 2 * 30 + groups * (VERIFY_TRIES + 1) and risk.full_runs == 0
     checked = plan_work(sc, 20.0, space, risk_aware=True, verify=True)
-    # each pick's full-length runs as modelled and at the bands' edge
-    assert checked.full_runs == 2 * groups * (VERIFY_TRIES + 1)
+    # each pick's full-length runs as modelled and at the bands' edge, and the nominal cheapest's once (its premium)
+    assert checked.full_runs == 2 * groups * (VERIFY_TRIES + 1) + 1
     assert plan_work(sc, 20.0, space, verify=True).full_runs == groups * (VERIFY_TRIES + 1)  # nominal: once
     assert checked.events == pytest.approx(risk.events + checked.full_runs * checked.events_per_full_run)
     assert checked.events_per_full_run == pytest.approx(base.events_per_run * sc.duration_s / 60.0, rel=0.01)

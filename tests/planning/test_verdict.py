@@ -127,6 +127,11 @@ def test_the_choice_holds_at_the_bands_edge_and_the_nominal_is_beside_it(two_chi
     else:
         assert c["run"] != v.nominal_run and v.premium_text().startswith("+$")
         assert "misses its SLO" in v.risk_text() and "of requests within SLO" in v.risk_text()
+        # the premium is over the full-length runs the headline quotes: the choice's and one of the nominal's
+        assert v.full_values is not None and v.full_values[0] == pytest.approx(c["objective_value"])
+        assert v.full_values[1] == pytest.approx(
+            float(nominal["usd_per_hour"])
+        )  # $/h: the same on any window
     # the slowed checks climb from the nominal winners: far fewer than a whole slowed search
     assert 1 <= v.slowed_simulations < two_chips.simulated
 

@@ -47,10 +47,46 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
     # ... and the nominal's figure is said with the choice's over that window, not beside the choice's
     # full-length one ($1.51 beside $1.70 and a premium of +$0.43 did not add up: a review)
     assert (
-        other.planning_text(120.0)
+        other.nominal_text(120.0)
         == "$13.68/h over the 120 s planning window, where the choice reads $22.10/h"
     )
-    assert same.planning_text(120.0) == ""
+    assert same.nominal_text(120.0) == ""
+
+
+def test_the_premium_compares_full_length_runs_where_the_picks_were_verified() -> None:
+    """By $/M tokens the headline quoted the choice's full-length $0.98 while the box beside it compared its
+    planning window's $1.16 with the nominal's $1.00: three prices for one choice (a review). Where both
+    ran at full length those figures are compared, and a nominal that fails there says so."""
+    from engine.planning.verdict import Verdict
+
+    row = {"winner": True, "run": 7, "objective_value": 0.98}
+
+    def verdict(full: tuple[float, float, bool] | None, objective: str = "usd_per_million_tokens") -> Verdict:
+        return Verdict(
+            objective, True, pd.DataFrame([row]), chosen_run=7, nominal_run=3,
+            planning_values=(1.16, 1.00), full_values=full,
+        )  # fmt: skip
+
+    held = verdict((0.98, 0.84, True))
+    assert held.premium_text() == "+$0.14 per M output tokens (+17%)"
+    assert (
+        held.nominal_text(120.0)
+        == "$0.84 per M output tokens over its full-length run, where the choice reads $0.98 per M output tokens"
+    )
+    assert held.to_json()["premium_over"] == "full-length runs"
+    assert held.to_json()["nominal_full_length"] == {"objective_value": 0.84, "passes": True}
+    failed = verdict((0.98, 0.84, False))
+    assert "over its full-length run (it fails its SLO there), where" in failed.nominal_text(120.0)
+    unverified = verdict(None)  # --no-verify: the planning window's pair, said as such
+    assert unverified.premium_text() == "+$0.16 per M output tokens (+16%)"
+    assert unverified.nominal_text(120.0).startswith(
+        "$1.00 per M output tokens over the 120 s planning window"
+    )
+    assert unverified.to_json()["premium_over"] == "planning window"
+    chips = verdict((4.0, 3.0, False), "chips")
+    assert chips.nominal_text(120.0) == (
+        "3 chips (it fails its SLO over its full-length run), where the choice reads 4 chips"
+    )
 
 
 def test_the_nominal_pick_is_named_by_the_plans_objective() -> None:
@@ -77,7 +113,7 @@ def test_the_nominal_pick_is_named_by_the_plans_objective() -> None:
     one = verdict("chips", (4.0, 3.0))  # '+1 chips', and a count said over a window (a browser pass)
     assert (
         one.premium_text() == "+1 chip (+33%)"
-        and one.planning_text(120.0) == "3 chips where the choice reads 4 chips"
+        and one.nominal_text(120.0) == "3 chips where the choice reads 4 chips"
     )
     dollars = verdict("usd_per_million_tokens", (1.5, 1.2))
     assert (dollars.nominal_name(), dollars.premium_verb()) == ("the nominal cheapest", "costs")
