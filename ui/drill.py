@@ -24,7 +24,7 @@ from engine.explain import (
     unchanged_text,
 )
 from engine.scenario import Scenario
-from ui import sim
+from ui import export, sim
 from ui.charts import POOL_COLORS
 from ui.tables import PERCENT_STEP, stepped
 from ui.text import plain
@@ -132,9 +132,7 @@ def fallback_comparison(scenario: Scenario) -> None:
     except ScenarioError as exc:
         st.error(f"The drill cannot run: {plain(exc)}", icon=":material/error:")
         return
-    st.plotly_chart(
-        attainment_bars(table), theme="streamlit", key="fg:drill:chart", config={"displaylogo": False}
-    )
+    export.chart(attainment_bars(table), scenario, "fallbacks", title="Fallback policies under the fault")
     config = _columns(table)
     shown = table.assign(ttft_p90_ms=[drill_ttft_text(r) for r in table.to_dict("records")])
     shown = shown.drop(columns=["ttft_grows", "shortfall_rps"], errors="ignore")  # said under the table

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import textwrap
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -51,8 +52,10 @@ def pair_seed(pair: Pair) -> str:
 
 
 def provenance(scenario: Scenario) -> dict[str, str]:
-    """The provenance of an export of the session's scenario, under the name it shows (`state.named`)."""
-    return ex.provenance(state.named(scenario), state.preset_name(), state.edited())
+    """The provenance of an export of the session's scenario, under the name it shows (`state.named`), with
+    when the page made it (UTC, to the minute: a file kept from an earlier session said nothing of its date)."""
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return {**ex.provenance(state.named(scenario), state.preset_name(), state.edited()), "exported": when}
 
 
 def name(scenario: Scenario, what: str, ext: str, pair: Pair | None = None) -> str:
@@ -261,6 +264,11 @@ def figure_buttons(
             st.error(f"The last {ext.upper()} export failed: {plain(reason)}", icon=":material/error:")
 
 
+MENU_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["toImage"]}
+"""Plotly's settings under a chart with our export menu: plotly's own camera button wrote a PNG with no
+scenario, seed or version in it, beside the menu's that carry them (one way to export, with provenance)."""
+
+
 def chart(
     fig: go.Figure,
     scenario: Scenario | None,
@@ -269,9 +277,11 @@ def chart(
     title: str = "",
     help: str | None = None,
     pair: Pair | None = None,
-) -> None:
+    **events: Any,
+) -> Any:
     """Draw a figure (themed by Streamlit) with a small export menu above its top-right corner (`pair`:
-    a comparison's sides, which its files are named and stamped after)."""
+    a comparison's sides, which its files are named and stamped after); `events` (``on_select``,
+    ``selection_mode``) go to `st.plotly_chart`, whose value is returned."""
     if scenario is not None:
         # the caption takes what the menu's button leaves: a ninth of a third of the page squeezed the
         # button to 21 px, its icon over its arrow (Compare's charts: a review)
@@ -289,7 +299,8 @@ def chart(
             figure_buttons(fig, scenario, what, title or what.replace("_", " "), pair)
     elif help:
         st.caption(help)
-    st.plotly_chart(fig, theme="streamlit", key=f"fg:chart:{what}", config={"displaylogo": False})
+    config = MENU_CONFIG if scenario is not None else {"displaylogo": False}
+    return st.plotly_chart(fig, theme="streamlit", key=f"fg:chart:{what}", config=config, **events)
 
 
 def export_meta(result: SimResult, seeds: int = 1) -> dict[str, str]:

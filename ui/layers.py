@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 from engine import explain as ex
 from engine.core import ScenarioError
 from engine.scenario import Scenario
-from ui import sim
+from ui import export, sim
 from ui.text import plain
 
 SHOWN_KEY = "fg:layers"
@@ -116,9 +116,7 @@ def layer_panel(scenario: Scenario) -> None:
         return
     st.markdown(plain(view.sentence))
     if any(not e.refused for e in view.effects):
-        st.plotly_chart(
-            tornado(view), theme="streamlit", key="fg:layers:chart", config={"displaylogo": False}
-        )
+        export.chart(tornado(view), scenario, "layers", title="Which layer decided it")
     for e in view.effects:
         if e.basis_change and not e.refused:
             st.caption(

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.planning import OBJECTIVE_COLUMNS, off_frontier_text, passing_frontiers
-from ui import plan_state
+from ui import export, plan_state, state
 from ui.plan_labels import label_sides
 from ui.plan_verdict import band_text as _pm
 from ui.plan_verdict import load_run as _load
@@ -251,10 +251,10 @@ def frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
     runs = runs.assign(power_kw=runs["power_w"] / 1e3) if objective == "power" else runs
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
         (cost, "goodput_rps", "on_cost_frontier", f"{CHART_NAMES[objective]} against "
-         "goodput", X_TITLES[objective], "goodput (req/s within SLO)", "plan_cost"),
+         "goodput", X_TITLES[objective], "goodput (req/s within SLO)", "plan_cost_frontier"),
         ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
          "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
-         "goodput tokens/s per chip", "plan_tput"),
+         "goodput tokens/s per chip", "plan_goodput_frontier"),
     )  # fmt: skip
     if off := off_frontier_text(runs, getattr(p, "risk_aware", True)):  # as the command line says it
         st.caption(plain(f"{off[0].upper()}{off[1:]}."))
@@ -264,15 +264,14 @@ def frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
     ):
         _load(p, p.best_run, (*key, "chosen"))
     events = []
+    # our export menu (the scenario, seed and version in the file) where the plan is the scenario's own
+    sc = None if stale else state.scenario()
     for col, (x, y, flag, title, x_title, y_title, chart_key) in zip(st.columns(2), frontiers, strict=True):
         with col:
+            fig = pareto_chart(runs, x, y, flag, title=title, x_title=x_title, y_title=y_title)
+            named = f"{title} at {getattr(p, 'target_rps', 0):g} req/s"
             events.append(
-                st.plotly_chart(
-                    pareto_chart(runs, x, y, flag, title=title, x_title=x_title, y_title=y_title),
-                    key=chart_key,
-                    on_select="rerun",
-                    selection_mode="points",
-                )
+                export.chart(fig, sc, chart_key, title=named, on_select="rerun", selection_mode="points")
             )
     run = _picked(events)
     if run is not None and 0 <= run < len(p.runs) and not stale:

@@ -6,6 +6,8 @@ whether or not this machine has Chromium.
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -146,6 +148,27 @@ def test_an_edited_scenario_is_exported_under_its_derived_name() -> None:
     assert shown[0] == f"scenario={want}|preset=chat-disaggregated (edited)", shown
     assert shown[1] == "title=True|toml=True", shown
     assert shown[2] == "edited=True", shown
+
+
+def test_an_export_says_when_it_was_made() -> None:
+    """A chart or table kept from an earlier session said nothing of its date: each export's provenance
+    carries the minute the page made it, in UTC."""
+    from datetime import datetime, timedelta
+
+    def page() -> None:
+        import streamlit as st
+
+        from ui import export, state
+
+        if state.SCENARIO not in st.session_state:
+            state.use_preset("chat-disaggregated")
+        st.text(export.provenance(state.scenario())["exported"])
+
+    before = datetime.now(UTC).replace(second=0, microsecond=0)
+    at = AppTest.from_function(page, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    when = datetime.strptime(at.text[0].value, "%Y-%m-%d %H:%M UTC").replace(tzinfo=UTC)
+    assert before <= when <= datetime.now(UTC) + timedelta(minutes=1)
 
 
 def test_exports_of_several_seeds_say_their_figures_are_one_seeds() -> None:

@@ -34,6 +34,10 @@ def test_the_layer_view_runs_when_asked_and_names_the_layer_that_matters_most() 
     assert any(text_of(m.value) == view.sentence for m in at.markdown), view.sentence
     tornado = [c for c in at.get("plotly_chart") if "Which layer decided it" in str(c.proto)]
     assert len(tornado) == 1, "no tornado chart"
+    # exported as every chart is, with its scenario: our menu, and plotly's own camera button (a PNG with no
+    # provenance) gone
+    assert tornado[0].key == "fg:chart:layers" and '"toImage"' in tornado[0].proto.config
+    assert "fg:export:layers" in [getattr(p, "key", None) for p in at.get("popover")]
     bars = [e for e in view.effects if not e.refused]
     assert len(bars) >= 1 and view.sentence.startswith(("Here the", "No layer"))
 

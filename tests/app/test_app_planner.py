@@ -46,6 +46,9 @@ def test_planner_page_plans_and_draws_both_frontiers() -> None:
     )
     assert sum(shapes) + left == int(metrics["Shapes considered"].replace(",", ""))
     assert len(at.get("plotly_chart")) == 2
+    # both frontiers export as every chart does, the plan's scenario in the file (plotly's button had none)
+    menus = {getattr(p, "key", None) for p in at.get("popover")}
+    assert {"fg:export:plan_cost_frontier", "fg:export:plan_goodput_frontier"} <= menus, menus
 
 
 def test_failing_runs_are_grey_crosses_off_the_frontier() -> None:

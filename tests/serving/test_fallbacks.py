@@ -251,6 +251,8 @@ def test_the_strategy_page_compares_fallbacks_and_sets_degrade() -> None:
     assert_clean(at)
     table = next(d.value for d in at.dataframe if "fallback" in d.value.columns)
     assert list(table["fallback"]) == ["none", "colocated", "degrade", "colocated + degrade"]
+    # its bars export as every chart does, with the scenario in the file (plotly's own button had none)
+    assert "fg:export:fallbacks" in [getattr(p, "key", None) for p in at.get("popover")]
     at.toggle(key="fg:deployment.degrade.enabled").set_value(True).run()
     assert_clean(at)
     assert scenario_of(at).deployment.degrade.enabled
