@@ -3,7 +3,8 @@
 A pool with `autoscale` set has at most `count` instances (its slots) and at least
 `min_instances`; `initial_instances` of them are warm at t = 0. Every `interval_s` the pool's
 autoscaler (a registered policy, `engine.policies.scaling`) says how many it wants; a scale-up
-waits `up_cooldown_s` after the last one, a scale-down `down_cooldown_s` after the last change.
+waits `up_cooldown_s` after the last one, a scale-down `down_cooldown_s` after the last change (a
+scale-up or down, or an instance becoming ready: docs/autoscaling.md).
 
 A new instance is billed from the moment it is requested and serves only after its cold start:
 `startup_s` (the container and the serving engine starting) plus its weights over the load

@@ -225,6 +225,10 @@ class PoolScaler:
         if srv.generation != generation or self.state[srv.idx] != "starting":
             return  # cancelled while starting
         self.state[srv.idx] = "serving"
+        # an instance coming up is a change the scale-down cooldown counts from: counted from its request
+        # alone, day-autoscaled drained an instance 41 s after it was ready (its 79 s cold start inside the
+        # 120 s cooldown) and requested it again 30 s later, paying the cold start twice
+        self.last_change = max(self.last_change, self.sim.env.now)
         self._event("ready", srv)
         srv.bring_up()
         self.sim.retry_handoffs()

@@ -63,7 +63,8 @@ def test_the_preset_with_a_power_budget_reports_it() -> None:
 
 
 def test_misses_while_an_instance_starts_are_said_among_the_runs_misses() -> None:
-    """day-autoscaled: 59 of its 304 misses arrived while an instance was starting (79 s cold start)."""
+    """day-autoscaled as it ran until 2026-12-07: 59 of its 304 misses arrived while an instance was starting
+    (79 s cold start)."""
     summary: dict[str, Any] = {
         "requests": {"total": 35650},
         "slo_attainment": 1.0 - 304 / 35650,

@@ -76,6 +76,22 @@ def test_the_pools_scale_both_ways(day: tuple[SimResult, Records]) -> None:
     assert {"request", "ready", "drain", "stop"} <= {a for _, _, a in auto["events"]}
 
 
+def test_a_scale_down_waits_its_cooldown_after_an_instance_is_ready() -> None:
+    """day-autoscaled drained a prefill instance 41 s after it was ready (its 79 s cold start inside the
+    120 s cooldown, counted from the request) and requested one again 30 s later: an instance becoming
+    ready is a change the scale-down cooldown counts from."""
+    from engine.serving.run import simulate
+
+    sc = io.load_preset("day-autoscaled")
+    events = simulate(sc).summary["autoscale"]["events"]
+    cooldown = {p.name: p.autoscale.down_cooldown_s for p in sc.deployment.pools if p.autoscale}
+    assert any(a == "drain" for _, _, a in events)
+    for t, pool, action in events:
+        if action == "drain":
+            before = [r for r, q, a in events if q == pool and a in ("ready", "request", "drain") and r < t]
+            assert not before or t - max(before) >= cooldown[pool] - 1e-9, (t, pool)
+
+
 def test_an_autoscaled_pool_stays_within_its_bounds(day: tuple[SimResult, Records]) -> None:
     res, rec = day
     log = _log(rec)
