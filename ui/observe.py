@@ -22,7 +22,7 @@ from engine.catalog import Catalog, HardwareSpec
 from engine.core import MAX_TRACE_BYTES, ScenarioError
 from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
-from ui import charts, custom_chip, state
+from ui import charts, custom_chip, state, uploads
 from ui.tables import MISSING, PERCENT_STEP, stepped
 from ui.text import plain
 
@@ -183,10 +183,12 @@ def section() -> None:
         type=["json", "jsonl", "csv", "txt", "log", "prom"],
         max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
         help="; ".join(ob.FORMATS) + ". The first file is replayed; every file is used by the fit.",
+        on_change=uploads.keep,
+        args=(UPLOAD,),
     )
-    if not ups:
+    files = uploads.files(UPLOAD, ups)  # (kept from an earlier visit where the box is empty)
+    if not files:
         return
-    files = tuple((u.getvalue(), u.name) for u in ups)
     try:
         window, load = _window(files), None
         if window is False:

@@ -138,3 +138,29 @@ def test_a_fitted_chip_is_marked_as_your_own_calibration() -> None:
     at.switch_page("app_pages/strategy.py").run()
     assert_clean(at)
     assert any("your own calibration, fitted to your benchmark under" in text_of(c.value) for c in at.caption)
+
+
+@pytest.mark.slow
+def test_an_upload_is_still_there_after_a_look_at_another_page() -> None:
+    """The uploader empties on a page change (Streamlit keeps no file across pages): a benchmark and its
+    replay were gone after a look at Results (a review). The files are kept for the session, said under
+    the box, until the user forgets them or clears the box."""
+    at = _upload(app("hardware"), FILES[:1])
+    assert_clean(at)
+    charts = len(at.get("plotly_chart"))
+    at.switch_page("app_pages/results.py").run()
+    at.switch_page("app_pages/hardware.py").run()
+    assert_clean(at)
+    assert not at.file_uploader(key="fg:observe-upload").value  # the box itself is empty again
+    kept = [text_of(c.value) for c in at.caption if "uploaded earlier in this session" in text_of(c.value)]
+    assert kept and FILES[0] in kept[0], kept
+    assert len(at.get("plotly_chart")) == charts  # the replay drawn again from the kept file
+    at.button(key="fg:observe-upload:forget").click().run()
+    assert_clean(at)
+    assert not [c for c in at.caption if "uploaded earlier in this session" in text_of(c.value)]
+    assert len(at.get("plotly_chart")) == charts - 3  # the replay's TTFT, TPOT and E2E charts gone
+    _upload(at, FILES[:1])  # cleared by the user: forgotten, not kept
+    at.file_uploader(key="fg:observe-upload").set_value([]).run()
+    at.switch_page("app_pages/results.py").run()
+    at.switch_page("app_pages/hardware.py").run()
+    assert not [c for c in at.caption if "uploaded earlier in this session" in text_of(c.value)]

@@ -188,6 +188,14 @@ def test_about_page_recalibrates_from_an_upload() -> None:
     assert [h.id for h in custom] == ["l40s-vllm"] and custom[0].default_profile == "vllm"
     assert custom[0].profiles["vllm"].stack == "sglang" and custom[0].profiles["vllm"].band
     assert any("l40s-vllm" in text_of(s.value) for s in at.success)
+    # the file is kept for the session: after a look at Results the fit is still there (it was gone: a review)
+    at.switch_page("app_pages/results.py").run()
+    at.switch_page("app_pages/about.py").run()
+    assert_clean(at)
+    assert any(
+        "bench.csv" in text_of(c.value) and "earlier in this session" in text_of(c.value) for c in at.caption
+    )
+    assert "η_F (compute)" in [m.label for m in at.metric]
     at.switch_page("app_pages/strategy.py").run()
     assert_clean(at)
     chips = at.selectbox(key="fg:deployment.pools[0].hardware").options  # "id · name"
