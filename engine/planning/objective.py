@@ -130,6 +130,20 @@ def value_text(value: float, objective: str) -> str:
     return f"{value / 1e3:,.1f} kW"
 
 
+def shown_value(value: float, objective: str) -> float:
+    """`value` as `value_text` rounds it, so that a difference of two figures said adds up on the page:
+    6,924 W and 7,167 W read 6.9 and 7.2 kW beside a premium of +0.2 kW (a review)."""
+    if not math.isfinite(value):
+        return value
+    if objective == "power":
+        return round(value / 100.0) * 100.0
+    if objective == "chips":
+        return float(round(value))
+    if objective == "usd_per_million_tokens" and abs(value) < 0.1:
+        return float(f"{value:.3g}")
+    return round(value, 2)
+
+
 def unit_weights(
     objective: str, rates: Mapping[Kind, InstanceRates], cat: Catalog, reqs: Requests
 ) -> dict[Kind, float]:

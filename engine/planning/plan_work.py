@@ -15,10 +15,11 @@ faster). The verdict (`engine.planning.verdict`) adds, when risk-aware, a slowed
 most `max_simulations` runs, and for each chip group it checks (`verdict_groups`, at most
 `MAX_GROUPS`) up to `VERIFY_TRIES` + 1 runs of its pick in the planning window and, when verified,
 as many at the scenario's own window (twice as many risk-aware: each also at the bands' edge), where
-the margin's two reruns then are too, and the nominal cheapest once (risk-aware); `full_runs` adds
-further full-window runs. The sum is compared with `bounds.MAX_PLAN_EVENTS`, measured as about ten
-minutes of one core of the reference machine (docs/planner.md, "Bounded work"). The estimate is an
-upper bound on the runs (most plans stop well before their budget), not a prediction of the wall time.
+the margin's two reruns then are too, and (risk-aware) the nominal cheapest once and up to
+`CHEAPER_TRIES` other shapes where the would-be winner moved up; `full_runs` adds further full-window
+runs. The sum is compared with `bounds.MAX_PLAN_EVENTS`, measured as about ten minutes of one core of
+the reference machine (docs/planner.md, "Bounded work"). The estimate is an upper bound on the runs
+(most plans stop well before their budget), not a prediction of the wall time.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ MAX_GROUPS = 12
 chips with mixing allowed has a group per pairing, and each costs full-length runs."""
 VERIFY_TRIES = 3
 """How many times a pick that fails its full-length run moves up before the verdict gives up on it."""
+CHEAPER_TRIES = 2
+"""How many other shapes the verdict checks over their full-length runs at the edge, cheapest first, where
+the would-be winner moved up to hold there (`verdict_rows.Picks.cheaper`; each up to 2 x (`VERIFY_TRIES` + 1)
+full-length runs)."""
 
 
 LEVERS: dict[str, str] = {
@@ -231,8 +236,10 @@ def plan_work(
     # edge, and the margin reruns the choice over the window its figures are quoted from
     reruns = MARGIN_RERUNS if margin else 0
     fixed = picks + (0 if verify else reruns)
-    # (risk-aware, the nominal cheapest once more at full length, for its premium over the same window)
-    full_runs += picks * (1 + risk_aware) + reruns + risk_aware if verify else 0
+    # (risk-aware, the nominal cheapest once more at full length, for its premium over the same window, and
+    # the other shapes checked where the would-be winner moved up to hold at the edge)
+    cheaper = 1 + CHEAPER_TRIES * 2 * (VERIFY_TRIES + 1) if risk_aware else 0
+    full_runs += picks * (1 + risk_aware) + reruns + cheaper if verify else 0
     per_full = _events(planning_scenario(scenario, target_rps, None), space)[1] if full_runs else 0.0
     limit = float(bounds.MAX_PLAN_EVENTS)
     ramp = session_ramp(scenario).seconds

@@ -89,19 +89,7 @@ def risk_picks(
         if best_nominal > overall * TIE:  # a group checked before holds cheaper than this one's nominal pick
             out[g] = ABOVE
             continue
-        cands = []
-        for b in live:
-            if group_of(b.shape) != g:
-                continue
-            if b.shape in found:
-                r = search.rows[found[b.shape]]
-                low, start = search.value(r), counts_of(search, r)[1]
-            else:
-                bound = search.cost(b.shape, b.counts)
-                low = max(bound, best_nominal) if status.get(b.shape) == "simulated" else bound
-                start = b.counts
-            if (begin := slowed_start(slow, b.shape, start)) is not None:
-                cands.append((max(low, slow.cost(b.shape, begin)), b, begin))
+        cands = _candidates(search, slow, g, live, status, found, best_nominal)
         cands.sort(key=lambda c: (c[0], c[1].shape != shape))
         best: dict[str, Any] | None = None
         held: list[dict[str, Any]] = []
@@ -124,6 +112,60 @@ def risk_picks(
         stopped = CUT if slow.out_of_budget else ABOVE if math.isfinite(overall) else None
         out[g] = stopped if best is None else counts_of(slow, best)
     return out
+
+
+def _candidates(
+    search: Search,
+    slow: Search,
+    g: str,
+    live: list[Bound] | Any,
+    status: dict[Shape | Portfolio, str],
+    found: dict[Shape | Portfolio, int],
+    best_nominal: float,
+) -> list[tuple[float, Any, tuple[int, ...]]]:
+    """The group's shapes as (the least objective they may hold at, their bound, where their slowed search
+    starts): from each one's nominal best, else its cost model's bound, raised to its slowed bound."""
+    cands = []
+    for b in live:
+        if group_of(b.shape) != g:
+            continue
+        if b.shape in found:
+            r = search.rows[found[b.shape]]
+            low, start = search.value(r), counts_of(search, r)[1]
+        else:
+            bound = search.cost(b.shape, b.counts)
+            low = max(bound, best_nominal) if status.get(b.shape) == "simulated" else bound
+            start = b.counts
+        if (begin := slowed_start(slow, b.shape, start)) is not None:
+            cands.append((max(low, slow.cost(b.shape, begin)), b, begin))
+    return cands
+
+
+def held_below(
+    search: Search,
+    slow: Search,
+    g: str,
+    state: tuple[list[Bound] | Any, dict[Shape | Portfolio, str], dict[Shape | Portfolio, int]],
+    best_nominal: float,
+    below: float,
+    skip: set[Shape | Portfolio],
+) -> tuple[Shape | Portfolio, tuple[int, ...]] | None:
+    """The group's cheapest deployment of a shape not in `skip` that holds with its chips slowed over
+    the planning window for less than `below` (None: none, or the budget ran out). The verdict asks where
+    its pick held there but moved up to hold over its full-length run: the shapes bounded out by the pick's
+    planning-window price were never tried up to the moved pick's (chat-disaggregated at 12 req/s chose tp8
+    2 mixed at $39.84/h, moved up from 1 mixed, where tp1 -> tp4 5P:1D holds at $22.41/h: a review)."""
+    cands = [c for c in _candidates(search, slow, g, *state, best_nominal) if c[1].shape not in skip]
+    cands.sort(key=lambda c: c[0])
+    best: dict[str, Any] | None = None
+    for low, b, start in cands:
+        cap = min(slow.value(best) if best is not None else math.inf, below / TIE)
+        if low > cap or slow.out_of_budget:
+            break
+        got = slow.search(replace(b, counts=start), cap)
+        if got is not None and slow.value(got) * TIE < below:
+            best = got if best is None or better_held(slow, got, best) else best
+    return None if best is None else counts_of(slow, best)
 
 
 def slowed_start(slow: Search, shape: Shape, start: tuple[int, ...]) -> tuple[int, ...] | None:

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from engine.core.numbers import rate2
-from engine.planning.objective import DEARER, OBJECTIVES, best, better, row_value, value_text
+from engine.planning.objective import DEARER, OBJECTIVES, best, better, row_value, shown_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio
 from engine.planning.prices import prices_text
@@ -102,10 +102,11 @@ class Verdict:
         mine, nominal = self.compared() or (math.nan, math.nan)
         if not (math.isfinite(mine) and math.isfinite(nominal)):
             return ""
-        extra = mine - nominal
+        # the difference of the two figures as said (6.9 and 7.2 kW read +0.2 kW from 6,924 and 7,167 W)
+        extra = shown_value(mine, self.objective) - shown_value(nominal, self.objective)
         if abs(extra) < 1e-9 or value_text(mine, self.objective) == value_text(nominal, self.objective):
             return "the same"
-        share = f" ({extra / nominal:+.0%})" if nominal else ""
+        share = f" ({(mine - nominal) / nominal:+.0%})" if nominal else ""
         if extra > 0:
             return f"+{value_text(extra, self.objective)}{share}"
         return f"{value_text(-extra, self.objective)} less{share}"
@@ -270,9 +271,13 @@ class Verdict:
             "slowdown": dict(self.slowdown),
             "chosen": next((r for r in rows if r["winner"]), None),
             "premium": self.premium_text() or None,
-            "premium_over": None
-            if self.compared() is None
-            else ("full-length runs" if self.full_values else "planning window"),
+            "premium_over": (
+                None
+                if not self.premium_text()
+                else "full-length runs"
+                if self.full_values
+                else "planning window"
+            ),
             "nominal_full_length": None
             if self.full_values is None
             else {"objective_value": _plain(self.full_values[1]), "passes": self.full_values[2]},
@@ -375,7 +380,7 @@ def decide(
     slow = slowed_search(search) if risk_aware and groups else None
     # the nominal cheapest run slowed first, for its risk in figures (the search of its shape may start past it)
     nominal_slowed = _nominal_slowed(search, slow, groups[nominal_best]) if nominal_best is not None else None
-    each = Picks(search, slow, groups, picks, verify)
+    each = Picks(search, slow, groups, picks, verify, bounds=(live, status, found))
     if slow is not None:
         held = risk_picks(search, slow, groups, live, status, found, each.ties)
         notes += _risk_checked(search, slow, held, picks)

@@ -18,9 +18,10 @@ import pandas as pd
 
 from engine.planning.candidates import split_label, window_text
 from engine.planning.objective import row_value, value_text
+from engine.planning.plan_work import CHEAPER_TRIES
 from engine.planning.portfolio import Portfolio
 from engine.planning.prices import assumed_prices
-from engine.planning.risk_search import TIE
+from engine.planning.risk_search import TIE, held_below
 from engine.planning.risk_search import counts_of as _counts
 from engine.planning.search import Search
 from engine.planning.sizing import Shape
@@ -50,7 +51,7 @@ def edge_verified(rows: list[dict[str, Any]], win: int | None, each: Picks) -> i
         again = each.row(g, True)
         if again is None:
             break
-        again = each.tied(g, again)
+        again = each.cheaper(g, each.tied(g, again))
         if again["holds_slowed"] is False and not again["from_nominal"]:
             # a dearer pick that held over the planning window and fails its full-length check at the edge is
             # not the cheapest that holds; with nothing verified holding, the choice is the nominal pick, as
@@ -72,6 +73,8 @@ class Picks:
     verify: bool
     ties: dict[str, list[tuple[Shape | Portfolio, tuple[int, ...]]]] = field(default_factory=dict)
     """Per group, the deployments that held slowed as cheaply as its pick (`risk_picks`)."""
+    bounds: tuple[Any, dict[Any, str], dict[Any, int]] | None = None
+    """The search's shapes (live bounds, status, nominal best runs) for `cheaper`'s search; None: none."""
     said: dict[str, list[str]] = field(default_factory=dict)
 
     def row(self, g: str, at_edge: bool = False) -> dict[str, Any] | None:
@@ -124,6 +127,33 @@ class Picks:
             )
             if other is not None and other["holds_slowed"] is True and cheaper:
                 self.said[g].insert(0, self._tie_note(g, row, other, split_label(*alt)))
+                return other
+        self.picks[g], self.said[g] = first, kept  # the pick's row and notes as they were
+        return row
+
+    def cheaper(self, g: str, row: dict[str, Any]) -> dict[str, Any]:
+        """`row`, or where its pick moved up to hold over its full-length run, the group's cheapest deployment
+        of another shape that holds with its chips slowed over the planning window for less (`held_below`),
+        checked the same way, if it holds there for less than the moved pick."""
+        if self.slow is None or self.bounds is None or not row["moved_up"] or row["holds_slowed"] is not True:
+            return row
+        first, kept, moved = self.picks[g], self.said[g], float(row["objective_value"])
+        nominal, tried = self.search.value(self.groups[g]), {first[0]}
+        for _ in range(CHEAPER_TRIES):
+            alt = held_below(self.search, self.slow, g, self.bounds, nominal, moved, tried)
+            if alt is None:
+                break
+            tried.add(alt[0])
+            self.picks[g] = alt
+            other = self.row(g, True)
+            if other is not None and other["holds_slowed"] is True and other["objective_value"] * TIE < moved:
+                self.said[g].insert(
+                    0,
+                    f"{g}: the pick, {row['shape']}, costs {value_text(moved, self.search.objective)} once moved "
+                    f"up to hold over its full-length run at the edge ({row['split']}); {other['shape']} holds "
+                    f"there for {value_text(float(other['objective_value']), self.search.objective)} "
+                    f"({other['split']})",
+                )
                 return other
         self.picks[g], self.said[g] = first, kept  # the pick's row and notes as they were
         return row

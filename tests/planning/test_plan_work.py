@@ -12,6 +12,7 @@ from engine.core import bounds
 from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
 from engine.planning.plan import plan
 from engine.planning.plan_work import (
+    CHEAPER_TRIES,
     MARGIN_RERUNS,
     MAX_GROUPS,
     VERIFY_TRIES,
@@ -132,8 +133,9 @@ def test_the_verdicts_runs_are_counted_as_plan_makes_them() -> None:
     risk = plan_work(sc, 20.0, space, risk_aware=True)
     assert risk.runs == 2 * 30 + groups * (VERIFY_TRIES + 1) and risk.full_runs == 0
     checked = plan_work(sc, 20.0, space, risk_aware=True, verify=True)
-    # each pick's full-length runs as modelled and at the bands' edge, and the nominal cheapest's once (its premium)
-    assert checked.full_runs == 2 * groups * (VERIFY_TRIES + 1) + 1
+    # each pick's full-length runs as modelled and at the bands' edge, the nominal cheapest's once (its premium)
+    # and the other shapes checked where the would-be winner moved up to hold at the edge
+    assert checked.full_runs == 2 * groups * (VERIFY_TRIES + 1) + 1 + CHEAPER_TRIES * 2 * (VERIFY_TRIES + 1)
     assert plan_work(sc, 20.0, space, verify=True).full_runs == groups * (VERIFY_TRIES + 1)  # nominal: once
     assert checked.events == pytest.approx(risk.events + checked.full_runs * checked.events_per_full_run)
     assert checked.events_per_full_run == pytest.approx(base.events_per_run * sc.duration_s / 60.0, rel=0.01)

@@ -83,6 +83,13 @@ def test_the_premium_compares_full_length_runs_where_the_picks_were_verified() -
         "$1.00 per M output tokens over the 120 s planning window"
     )
     assert unverified.to_json()["premium_over"] == "planning window"
+    # a premium is the difference of the two figures as said: 6,924 W and 7,167 W read 6.9 and 7.2 kW, +0.3 kW
+    # (+0.2 kW was printed: a review), its share from the exact figures
+    power = verdict((7_167.0, 6_924.0, True), "power")
+    assert power.premium_text() == "+0.3 kW (+4%)"
+    assert power.nominal_text(120.0) == "6.9 kW over its full-length run, where the choice reads 7.2 kW"
+    nominal = Verdict("usd_per_hour", True, pd.DataFrame([row]), chosen_run=3, nominal_run=3)
+    assert nominal.to_json()["premium_over"] is None  # no premium (--nominal): no basis for one
     chips = verdict((4.0, 3.0, False), "chips")
     assert chips.nominal_text(120.0) == (
         "3 chips (it fails its SLO over its full-length run), where the choice reads 4 chips"
