@@ -54,6 +54,10 @@ KEYS = {
 """Each field of the link (`engine.planning.plan_link.FIELDS`) and the form's widget key."""
 
 
+FORM_FOR = "fg_plan_form_for"
+"""The (preset, model) the form's scenario-dependent fields were filled for (`ui.planner._follow_scenario`)."""
+
+
 def initial(key: str, **first: Any) -> dict[str, Any]:
     """A form widget's initial value (`value=`, `default=` or `index=`), given only while the session
     holds none for `key`: a link's values (`take`) are set in the session first, and a widget given both
@@ -83,6 +87,7 @@ def take(chips: Callable[[], Collection[str]]) -> None:
     for name, value in values.items():
         ss[KEYS[name]] = value
     ss[PENDING] = text
+    ss.pop(FORM_FOR, None)  # the link's values are the form's now, whatever preset it was filled for
 
 
 def pending() -> None:

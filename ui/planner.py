@@ -152,12 +152,28 @@ def _layout_inputs(sc: Scenario, cat: Catalog) -> None:
     )
 
 
+FROM_SCENARIO = ("plan_target", "plan_hardware", "plan_ep")
+"""The form's fields that start from the scenario: its rate, its chips, expert parallelism for a MoE model."""
+
+
+def _follow_scenario(sc: Scenario) -> None:
+    """Another preset or model: the form's fields that start from the scenario start again from it. Kept
+    for the session, they carried the last preset's: moe-deepseek-h200 opened at chat's 16 req/s (its own
+    is 10) with no expert parallelism, so Plan searched another load, and no EP layout, unsaid (a review)."""
+    now = [state.preset_name(), sc.model.id]
+    if st.session_state.get(plan_link.FORM_FOR, now) != now:
+        for key in FROM_SCENARIO:
+            st.session_state.pop(key, None)
+    st.session_state[plan_link.FORM_FOR] = now
+
+
 def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     """The planning form; returns (target rps, search space, pass rule, attainment) once submitted.
 
     The submit button's callback records the request in session state, so it survives a rerun
     that happens before this function is reached.
     """
+    _follow_scenario(sc)
     cat = load_catalog().with_entries(sc.custom_hardware, sc.custom_models)
     chips = sorted(cat.hardware)
     with st.form("plan_form", border=True):

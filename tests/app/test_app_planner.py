@@ -372,3 +372,26 @@ def test_the_counters_add_up_where_the_budget_stopped_the_search() -> None:
     assert left > 0 and int(tiles["Shapes considered"].replace(",", "")) == left + sum(
         int(tiles[k].replace(",", "")) for k in parts
     ), tiles
+
+
+def test_the_form_starts_again_from_another_presets_load_and_chips() -> None:
+    """Its fields were kept for the session, so moe-deepseek-h200 opened at chat's 16 req/s (its own is 10)
+    with no expert parallelism: Plan then searched another load and no EP layout (a review). Fields that
+    start from the scenario start again from another preset's."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("app_pages/planner.py")
+    at.run()
+    assert at.number_input(key="plan_target").value == 16.0 and at.multiselect(key="plan_ep").value == []
+    at.selectbox(key="fg:preset").set_value("moe-deepseek-h200").run()
+    assert not at.exception
+    assert at.number_input(key="plan_target").value == 10.0
+    assert at.multiselect(key="plan_ep").value == [8, 16]
+    assert at.multiselect(key="plan_hardware").value[0] == "h200"
+    at.switch_page("app_pages/results.py").run()  # the same preset again: nothing starts over
+    at.switch_page("app_pages/planner.py").run()
+    assert at.number_input(key="plan_target").value == 10.0
+    at.selectbox(key="fg:preset").set_value("chat-colocated").run()
+    assert (
+        at.multiselect(key="plan_ep").value == []
+        and at.multiselect(key="plan_hardware").value[0] == "h100-sxm"
+    )
