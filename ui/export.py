@@ -97,6 +97,9 @@ def print_copy(fig: go.Figure, meta: dict[str, str]) -> go.Figure:
     """
     out = go.Figure(fig)
     caption = f"Fengong {meta['engine_version']} · {meta['scenario']} · preset {meta['preset']} · seed {meta['seed']}"
+    # what a plan's chart was planned for, and when the file was made (neither was on the image: a review)
+    caption += "".join(f" · {meta[k]}" for k in ("plan",) if meta.get(k))
+    caption += f" · exported {meta['exported']}" if meta.get("exported") else ""
     # wrapped where long: a Compare export's two scenario names ran its seed off the image (a review)
     lines = textwrap.wrap(caption, CAPTION_CHARS, break_long_words=True) or [caption]
     caption = "<br>".join(lines)
@@ -200,14 +203,19 @@ def guarded(make: Callable[[], bytes | str], key: str, *, image: bool = False) -
 
 
 def figure_buttons(
-    fig: go.Figure, scenario: Scenario, what: str, title: str, pair: Pair | None = None
+    fig: go.Figure,
+    scenario: Scenario,
+    what: str,
+    title: str,
+    pair: Pair | None = None,
+    facts: dict[str, str] | None = None,
 ) -> None:
     """PNG, SVG and HTML download buttons of one figure, rendered on click; with `pair`, named and
-    stamped after the comparison's two sides.
+    stamped after the comparison's two sides; `facts` added to the provenance (a plan's request).
 
     Where kaleido has no browser, PNG and SVG are disabled and the reason and the fix are shown.
     """
-    meta = provenance(scenario)
+    meta = {**provenance(scenario), **(facts or {})}
     if pair is not None:
         (stem_a, name_a, _, toml_a), (stem_b, name_b, _, toml_b) = pair
         meta |= {
@@ -277,6 +285,7 @@ def chart(
     title: str = "",
     help: str | None = None,
     pair: Pair | None = None,
+    facts: dict[str, str] | None = None,
     **events: Any,
 ) -> Any:
     """Draw a figure (themed by Streamlit) with a small export menu above its top-right corner (`pair`:
@@ -296,7 +305,7 @@ def chart(
             help="Export this chart as PNG, SVG or interactive HTML.",
             key=f"fg:export:{what}",
         ):
-            figure_buttons(fig, scenario, what, title or what.replace("_", " "), pair)
+            figure_buttons(fig, scenario, what, title or what.replace("_", " "), pair, facts)
     elif help:
         st.caption(help)
     config = MENU_CONFIG if scenario is not None else {"displaylogo": False}

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.planning import OBJECTIVE_COLUMNS, off_frontier_text, passing_frontiers
+from engine.planning import OBJECTIVE_COLUMNS, OBJECTIVES, off_frontier_text, passing_frontiers
 from ui import export, plan_state, state
 from ui.plan_labels import label_sides
 from ui.plan_verdict import band_text as _pm
@@ -233,6 +233,19 @@ def _window_text(seconds: float | None) -> str:
     )
 
 
+def plan_facts(p: Any, key: tuple[Any, ...]) -> str:
+    """A plan's request and choice in a line, for its charts' exports: 'plan: 16 req/s; chips h100-sxm, h200,
+    b200; rule percentile; by cost per hour; chose b200 tp1 -> b200 tp1 3P:1D' (an exported frontier named
+    the preset alone, so it could not be tied to its inputs: a review)."""
+    space = key[2] if len(key) > 2 else None
+    chips = ", ".join(getattr(space, "hardware", None) or ()) or "the scenario's"
+    rule = key[3] if len(key) > 3 else "percentile"
+    said = f"plan: {getattr(p, 'target_rps', 0):g} req/s; chips {chips}; rule {rule}"
+    said += f"; by {OBJECTIVES.get(getattr(p, 'objective', ''), 'cost per hour')}"
+    c = p.verdict.chosen if getattr(p, "verdict", None) is not None else None
+    return said + (f"; chose {c['shape']} {c['split']}" if c else "; nothing chosen")
+
+
 def frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
     """The plan's two frontiers (a click on a point, or the button, loads that deployment); the runs
     they drew."""
@@ -266,12 +279,15 @@ def frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
     events = []
     # our export menu (the scenario, seed and version in the file) where the plan is the scenario's own
     sc = None if stale else state.scenario()
+    facts = {"plan": plan_facts(p, key)}
     for col, (x, y, flag, title, x_title, y_title, chart_key) in zip(st.columns(2), frontiers, strict=True):
         with col:
             fig = pareto_chart(runs, x, y, flag, title=title, x_title=x_title, y_title=y_title)
             named = f"{title} at {getattr(p, 'target_rps', 0):g} req/s"
             events.append(
-                export.chart(fig, sc, chart_key, title=named, on_select="rerun", selection_mode="points")
+                export.chart(
+                    fig, sc, chart_key, title=named, facts=facts, on_select="rerun", selection_mode="points"
+                )
             )
     run = _picked(events)
     if run is not None and 0 <= run < len(p.runs) and not stale:

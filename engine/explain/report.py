@@ -139,6 +139,14 @@ def html_report(
     facts = "".join(f"<dt>{esc(k.replace('_', ' '))}</dt><dd>{esc(v)}</dd>" for k, v in meta.items())
     parts = "\n".join(f"<section><h2>{esc(h)}</h2>\n{frag}\n</section>" for h, frag in sections)
     table = summary.to_html(index=False, border=0, classes="summary", float_format=lambda v: f"{v:,.6g}")
+    # a chart's own export has no summary: its heading over an empty table read as a run that wrote none
+    fields = (
+        ""
+        if summary.empty
+        else "<section><h2>Every summary field</h2><p>As the engine wrote them, unmarked: where the run falls "
+        "behind its load or has no headroom, read its latencies as the headline marks them.</p>"
+        f"{table}</section>"
+    )
     note = f"<p>{esc(notes)}</p>" if notes else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -157,8 +165,7 @@ section {{ margin-top: 2rem; }}
 <dl>{facts}</dl>
 {note}
 {parts}
-<section><h2>Every summary field</h2><p>As the engine wrote them, unmarked: where the run falls behind its load \
-or has no headroom, read its latencies as the headline marks them.</p>{table}</section>
+{fields}
 <section><h2>Scenario (TOML)</h2><pre>{esc(scenario_toml)}</pre></section>
 </body></html>
 """

@@ -103,7 +103,7 @@ def passing_frontiers(runs: pd.DataFrame, objective: str = "usd_per_hour") -> pd
 
 
 def off_frontier_text(runs: pd.DataFrame, risk_aware: bool) -> str:
-    """'the choice, h100-sxm tp2 3P:1D, is off this frontier: ...' where a plan's chosen run (`chosen`) is not
+    """'the choice, h100-sxm tp2 3P:1D, is off the cost frontier: ...' where a plan's chosen run (`chosen`) is not
     on the cost frontier of its passing runs (`passing_frontiers`), '' where it is or there is none: a
     legend with no starred point read as a fault, on the page as at the command line (a review)."""
     if runs.empty or not {"on_cost_frontier", "chosen"} <= set(runs) or not runs["on_cost_frontier"].any():
@@ -116,9 +116,10 @@ def off_frontier_text(runs: pd.DataFrame, risk_aware: bool) -> str:
     # (its dominating point may cost the same and serve more: 'cost less' named none here, a review)
     # the points are the planning window's runs as modelled, and the verdict checks one pick per chip or
     # pairing: 'they fail' stood over h100-sxm tp4 2 mixed at the choice's $19.92/h, never checked, which
-    # holds rerun with slowed chips (a review)
+    # holds rerun with slowed chips (a review); 'the cost frontier': on the page the line sits under both
+    # charts, and a MoE choice off it stood starred on the throughput frontier beside it (a browser review)
     return (
-        f"the choice, {b['shape']} {b['split']}, is off this frontier, the planning window's runs as modelled: "
+        f"the choice, {b['shape']} {b['split']}, is off the cost frontier, the planning window's runs as modelled: "
         f"the points here that cost no more and serve at least as much fail {fail}full-length run, or were "
         "not checked so (the verdict checks one pick per chip or pairing, moved up where it fails)"
     )

@@ -327,3 +327,29 @@ def test_the_report_says_the_headline_the_verdicts_and_the_findings() -> None:
     assert "TPOT p99" in page and "about two in three" in page
     assert "SLO attainment shows no band" in page  # the cliff the Results page says
     assert "with every chip at its band's pessimistic edge it misses" in page
+
+
+def test_a_plans_chart_export_says_what_was_planned_and_when() -> None:
+    """An exported frontier named the preset alone (its TOML the preset's twelve H100s beside a search over
+    three chips that chose B200s): the plan's request and choice go into its provenance, and with the date
+    onto the image's caption (a browser review)."""
+    from types import SimpleNamespace
+
+    import plotly.graph_objects as go
+
+    from engine.planning.candidates import SearchSpace
+    from ui.export import print_copy
+    from ui.plan_charts import plan_facts
+
+    chosen = {"shape": "b200 tp1 -> b200 tp1", "split": "3P:1D"}
+    p = SimpleNamespace(target_rps=16.0, objective="usd_per_hour", verdict=SimpleNamespace(chosen=chosen))
+    key = ("{}", 16.0, SearchSpace(hardware=("h100-sxm", "h200", "b200")), "percentile", 0.9)
+    said = plan_facts(p, key)
+    assert said == (
+        "plan: 16 req/s; chips h100-sxm, h200, b200; rule percentile; by cost per hour; "
+        "chose b200 tp1 -> b200 tp1 3P:1D"
+    )
+    meta = {"engine_version": "0.1.0", "scenario": "s", "preset": "p", "seed": "1", "plan": said}
+    meta["exported"] = "2026-12-07 03:33 UTC"
+    caption = print_copy(go.Figure(), meta).layout.annotations[-1].text.replace("<br>", " ")
+    assert "chose b200 tp1 -> b200 tp1 3P:1D" in caption and "exported 2026-12-07 03:33 UTC" in caption

@@ -79,6 +79,11 @@ def test_html_report_holds_everything(run: SimResult) -> None:
     assert f'content="{ENGINE_VERSION}"' in html and "seed = 1" in html and "latency_ms.ttft.p99" in html
     # the raw fields said as raw: 'latency_ms.ttft.p99 75,907.7' stood bare under a headline marking it (a review)
     assert "Every summary field</h2><p>As the engine wrote them, unmarked" in html
+    # a chart's own export carries no summary, and no heading over an empty table (a browser review)
+    chart = report.html_report(
+        "Chart", meta, "seed = 1\n", pd.DataFrame(columns=["figure", "value"]), [("C", "")]
+    )
+    assert "Every summary field" not in chart and "Scenario (TOML)" in chart
 
 
 def test_validation_table_is_there_when_the_reference_is(catalog: Catalog) -> None:

@@ -152,7 +152,10 @@ def test_a_capacity_reads_no_higher_than_the_rate_that_passed(capsys: pytest.Cap
     assert said is not None
     assert main([*args, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert float(said.group(1)) <= doc["capacity_rps"] and float(said.group(2)) >= doc["failed_rps"]
+    # the capacity rounded down; the failure at the rate its run was made at ('fails at 25.4' named a run never
+    # made, where 25.3196 failed and 25.4 passes: a review)
+    assert float(said.group(1)) <= doc["capacity_rps"]
+    assert float(said.group(2)) == pytest.approx(doc["failed_rps"], rel=1e-5)
 
 
 def test_each_probe_runs_at_the_rate_it_prints() -> None:

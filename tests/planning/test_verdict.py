@@ -562,7 +562,7 @@ def test_a_choice_off_the_cost_frontier_is_said_on_the_page_as_at_the_command_li
     said = off_frontier_text(off, True)
     b = runs[chosen].iloc[0]
     assert said.startswith(
-        f"the choice, {b['shape']} {b['split']}, is off this frontier, the planning window's "
+        f"the choice, {b['shape']} {b['split']}, is off the cost frontier, the planning window's "
     )
     # or never checked: the verdict checks one pick per chip or pairing ('they fail' stood over a point at
     # the choice's price that was never checked, and holds: a review)
