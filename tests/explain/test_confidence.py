@@ -228,6 +228,12 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
         {"workload.arrival": {"kind": "closed_loop", "clients": 8, "think_time_s": 0.5}, "duration_s": 20.0},
     )
     assert confidence.limits(simulate(closed).summary, closed) == {}
+    # an autoscaled pool bills fewer instances on faster chips: its costs have no floor, its goodput its cap
+    # (day-autoscaled read '$0.51 per 1k requests (+0% to +32%)' where its faster rerun bills 21% less: a review)
+    day = io.apply_overrides(io.load_preset("day-autoscaled"), {"duration_s": 600.0})
+    scaled = confidence.limits(simulate(day).summary, day)
+    assert "usd_per_request" not in scaled and "usd_per_million_output_tokens" not in scaled
+    assert "goodput_rps" in scaled and "throughput_rps" in scaled
     # Compare's table cuts each side's band as its card does (it once read −22% to +30% beside the
     # cards' −22% to +0%); a side without bounds keeps its whole band, and the two are taken together
     labels = ["Throughput", "Cost per request", "TTFT p99"]
