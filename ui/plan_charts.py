@@ -224,12 +224,14 @@ choice: a browser pass)."""
 
 
 def _window_text(seconds: float | None) -> str:
-    """Which runs the points are: the planning window's, where the verdict quotes full-length runs."""
+    """Which runs the points are: the planning window's, where the verdict quotes full-length runs ('can differ
+    a little' stood beside a choice at $1.49 per M on its point and $1.26 in the verdict: a browser review)."""
     if seconds is None or not math.isfinite(seconds):
         return ""
     return (
         f" Each point is a run over the planning window ({seconds:,.0f} s measured); the verdict above quotes "
-        "each pick's full-length run, so its figures can differ a little from its point's."
+        "each pick's full-length run, so its figures differ from its point's, a cost per token most: a short "
+        "window bills the drain after it over fewer tokens."
     )
 
 

@@ -134,10 +134,11 @@ class Verdict:
             return ""
         full = self.full_values
         fails = full is not None and not full[2]
-        if (
-            self.objective == "chips"
-        ):  # a chip count is no window's ('3 chips over the 120 s planning window')
-            where = " (it fails its SLO over its full-length run)," if fails else ""
+        # a chip count or a price per hour is no window's ('3 chips over the 120 s planning window'; '$13.50/h
+        # over its full-length run': a browser review)
+        if self.objective in ("chips", "usd_per_hour"):
+            where = " (it fails its SLO over its full-length run)," if fails else ","
+            where = where if fails or self.objective == "usd_per_hour" else ""
         else:
             where = (
                 " over its full-length run"

@@ -48,7 +48,7 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
     # full-length one ($1.51 beside $1.70 and a premium of +$0.43 did not add up: a review)
     assert (
         other.nominal_text(120.0)
-        == "$13.68/h over the 120 s planning window, where the choice reads $22.10/h"
+        == "$13.68/h, where the choice reads $22.10/h"  # (a price per hour: no window)
     )
     assert same.nominal_text(120.0) == ""
 
