@@ -251,13 +251,14 @@ def _search_inputs() -> None:
         width=340,
     )
     c11.number_input(
-        "Requests within their SLO (%)",
+        # (inside the form it cannot follow the rule's box: its label says which rule reads it, a review)
+        "Within SLO (%, attainment rule)",
         **plan_link.initial("plan_attainment", value=DEFAULT_ATTAINMENT * 100.0),
         step=5.0,
         key="plan_attainment",
         persist_state="session",
         help="The share the attainment rule asks for (DistServe: 90%). Not used by the percentile rule.",
-        width=200,
+        width=230,
     )
     c12 = c13 = st.container(horizontal=True, gap="large")
     c12.checkbox(
