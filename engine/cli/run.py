@@ -133,6 +133,11 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {rate2(max(behind))} req/s): "
             f"{backlog}"
         )
+    if any(s.get("over") == "window" for s in stats.values()):  # (`run.replicate`: one kind of rate)
+        print(
+            "  rates over each seed's window, the unsustainable seeds' too (a single run's are over the span "
+            "it served: the two do not average)"
+        )
     rising = [r for r in runs if r.summary.get("queue_rising") and shortfall_rps(r.summary) is None]
     if rising:  # each seed's own line says it; here, in how many (a review found it left out)
         print(

@@ -29,7 +29,7 @@ from engine.explain import compare_table
 from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric, late_values
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
-from engine.serving.run import SEED_LIMIT, SimResult, clipped, flatten, seed_values, t_quantile
+from engine.serving.run import SEED_LIMIT, SimResult, clipped, flatten, same_span, seed_values, t_quantile
 from engine.serving.summary import LatencyKind, latency_shortfall, shortfall_rps
 
 METRICS: tuple[Metric, ...] = ("ttft", "tpot", "max_tbt", "e2e")
@@ -100,6 +100,7 @@ def interval(values: Sequence[float | None]) -> Interval | None:
 def figure_intervals(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Interval]:
     """Per numeric figure of the summaries (dotted paths, as `engine.serving.run.flatten` names them): its interval."""
     flat = [flatten(dict(s)) for s in summaries]
+    same_span(summaries, flat)  # one kind of rate over seeds some of which are unsustainable, as `replicate`
     keys = sorted(set().union(*flat)) if flat else []
     out: dict[str, Interval] = {}
     for key in keys:
