@@ -288,7 +288,9 @@ def t_quantile(dof: int) -> float:
     if dof <= 0:
         return math.nan
     keys = [k for k in _T975 if k <= dof]
-    return _T975[max(keys)]  # the nearest tabled dof below: never narrower than the true interval
+    # the nearest tabled dof below, so wider between tabled ones; a tabled value is cut to three decimals,
+    # at most 0.02% under the true quantile (t(4) 2.776 against 2.7764: a review read 'never narrower')
+    return _T975[max(keys)]
 
 
 def flatten(doc: Mapping[str, Any], prefix: str = "") -> dict[str, float]:

@@ -37,3 +37,19 @@ def test_a_growing_sides_cells_read_as_floors() -> None:
     row = compare_view(table).set_index("figure").loc["TPOT p99"]
     assert row["b"].startswith("≥ ") and not row["a"].startswith("≥")
     assert "a_grows" not in compare_view(table).columns  # the flags stay out of the shown table
+
+
+def test_a_share_is_the_same_only_where_its_misses_are_too() -> None:
+    """99.67% against 99.19% within SLO read 'same' (a change of 0.5% of the share) where the misses went
+    from 118 to 287 (a review): a share is the same only where its rest moved under 0.5% of itself too."""
+
+    def doc(share: float) -> dict[str, Any]:
+        return {"slo_attainment": share}
+
+    def better(a: float, b: float) -> str:
+        t = compare(doc(a), doc(b)).set_index("figure")["better"]
+        return str(t["SLO attainment"])
+
+    assert better(0.9967, 0.9919) == "A" and better(0.9919, 0.9967) == "B"
+    assert better(0.5000, 0.5001) == "same"  # 0.02% of the share, 0.02% of its rest
+    assert better(0.9967, 0.9967) == "same"
