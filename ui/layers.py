@@ -117,7 +117,11 @@ def layer_panel(scenario: Scenario) -> None:
     st.markdown(plain(view.sentence))
     if any(not e.refused for e in view.effects):
         export.chart(tornado(view), scenario, "layers", title="Which layer decided it")
+    if said := view.saturation_note():
+        st.warning(plain(said) + ".", icon=":material/trending_up:")
     for e in view.effects:
+        if e.saturation_note() and not e.refused:
+            st.caption(f"{plain(e.layer)}: {plain(e.saturation_note())}.")
         if e.basis_change and not e.refused:
             st.caption(
                 f"{plain(e.layer)}: {plain(e.choice)} → {plain(e.alternative)} changes the calibration basis "

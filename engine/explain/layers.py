@@ -40,10 +40,12 @@ from typing import Any
 from engine.calibration.trust import native_stack
 from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
+from engine.core.numbers import rate2
 from engine.scenario import codec
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
 from engine.serving.run import SimResult, simulate
+from engine.serving.summary import shortfall_rps
 
 LAYERS = ("model precision", "chips", "scheduling policy", "serving stack")
 """The layers switched, in the order the rows are built (before sorting)."""
@@ -95,6 +97,18 @@ class LayerEffect:
     """(pool, calibration basis) of the scenario itself."""
     alt_basis: tuple[tuple[str, str], ...] = ()
     """(pool, calibration basis) of the variant (empty when it did not run)."""
+    shortfall_rps: float | None = None
+    """The variant's shortfall where its run is unsustainable (`shortfall_rps`): its cost and attainment are
+    then at saturation, set by the run's length, and its row says so (`saturation_note`)."""
+
+    def saturation_note(self) -> str:
+        """'bf16 weights cannot sustain the load (short by 6.5 req/s): ...', or '' for a variant that can."""
+        if self.shortfall_rps is None:
+            return ""
+        return (
+            f"{self.alternative} cannot sustain the load (short by {rate2(self.shortfall_rps)} req/s): its cost "
+            "per request and SLO attainment are at saturation, set by the run's length"
+        )
 
     @property
     def basis_change(self) -> str:
@@ -123,6 +137,17 @@ class LayerView:
     slo_attainment: float | None
     effects: tuple[LayerEffect, ...]
     sentence: str
+    shortfall_rps: float | None = None
+    """The scenario's own shortfall where its run is unsustainable: every change is from figures at saturation."""
+
+    def saturation_note(self) -> str:
+        """'' unless the scenario's own run is unsustainable, which every change is measured from."""
+        if self.shortfall_rps is None:
+            return ""
+        return (
+            f"The scenario itself cannot sustain its load (short by {rate2(self.shortfall_rps)} req/s): every "
+            "change above is from its cost and attainment at saturation, which depend on the run's length"
+        )
 
 
 def chip_alternative(hw: HardwareSpec, catalog: Mapping[str, HardwareSpec]) -> HardwareSpec | None:
@@ -244,10 +269,17 @@ def layer_view(
                 d_slo_attainment=slo - slo0 if slo is not None and slo0 is not None else None,
                 basis=basis,
                 alt_basis=_bases(s),
+                shortfall_rps=shortfall_rps(s),
             )
         )
     ranked = tuple(sorted(effects, key=lambda e: -e.effect))
-    return LayerView(usd_per_request=cost0, slo_attainment=slo0, effects=ranked, sentence=sentence(ranked))
+    return LayerView(
+        usd_per_request=cost0,
+        slo_attainment=slo0,
+        effects=ranked,
+        sentence=sentence(ranked),
+        shortfall_rps=shortfall_rps(base),
+    )
 
 
 def _bases(summary: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -291,6 +323,10 @@ def sentence(effects: tuple[LayerEffect, ...]) -> str:
     )
     if top.basis_change:
         text += f", partly by calibration, whose basis changes ({top.basis_change})"
+    if (
+        top.shortfall_rps is not None
+    ):  # (a run at saturation's figures: prefill-loss-nofallback's bf16, a review)
+        text += f", where {top.alternative} cannot sustain the load"
     slo = max(ran, key=lambda e: abs(e.d_slo_attainment or 0.0))
     moved = abs(slo.d_slo_attainment or 0.0)
     if slo is not top and moved >= 0.01 and moved > abs(top.d_slo_attainment or 0.0):

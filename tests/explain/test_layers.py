@@ -211,3 +211,23 @@ def test_a_larger_move_of_slo_attainment_than_the_tops_is_said_too() -> None:
     assert text.startswith("Here the chips decide most")
     assert "SLO attainment moves most with the serving stack (a to b: −18.5 points)" in text
     assert "SLO attainment moves most" not in sentence(rows[:1] + rows[2:])
+
+
+def test_a_variant_or_a_scenario_at_saturation_says_so() -> None:
+    """On prefill-loss-nofallback the bf16 row read 'cost per request +55.9% and SLO attainment −78.8
+    points' as plain changes where that variant falls 6.5 req/s behind its load, its figures set by the
+    run's length; portfolio-decode-loss's own run is unsustainable, and nothing said so (a review)."""
+    from engine.serving.run import simulate
+    from engine.serving.summary import shortfall_rps
+
+    view = layer_view(io.load_preset("portfolio-decode-loss"))
+    own = shortfall_rps(simulate(io.load_preset("portfolio-decode-loss")).summary)
+    assert own is not None and view.shortfall_rps == pytest.approx(own)
+    assert view.saturation_note().startswith("The scenario itself cannot sustain its load (short by")
+    behind = [e for e in view.effects if e.shortfall_rps is not None]
+    assert behind and all("cannot sustain the load" in e.saturation_note() for e in behind)
+    top = next(e for e in view.effects if not e.refused)
+    if top.shortfall_rps is not None:
+        assert f"where {top.alternative} cannot sustain the load" in view.sentence
+    fine = layer_view(io.load_preset("chat-colocated"), duration_s=60.0)
+    assert fine.saturation_note() == "" and all(e.saturation_note() == "" for e in fine.effects)
