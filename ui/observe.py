@@ -84,23 +84,36 @@ def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
     models = sorted(cat.models)
     guessed = ob.guess_model(obs.setup.model, cat) or sc.model.id
     c1, c2, c3 = st.columns(3)
-    hw = c1.selectbox("Chip it ran on", chips, index=chips.index(pool.hardware), key=KEY + "chip")
+    hw = c1.selectbox(
+        "Chip it ran on", chips, index=chips.index(pool.hardware), key=KEY + "chip", persist_state="session"
+    )
     count = c2.number_input(
-        "Instances", 1, 512, 1, key=KEY + "count", help="Servers behind the benchmarked endpoint."
+        "Instances",
+        1,
+        512,
+        1,
+        key=KEY + "count",
+        persist_state="session",
+        help="Servers behind the benchmarked endpoint.",
     )
     stack = c3.selectbox(
         "Serving stack",
         SERVING_STACKS,
         index=SERVING_STACKS.index(sc.deployment.stack),
         key=KEY + "stack",
+        persist_state="session",
         format_func=lambda s: STACK_NAMES[s],
     )
     c1, c2, c3, c4 = st.columns(4)
     # not plain "Model", "Weights", "KV cache": the page's own model picker, above, has those labels
-    model = c1.selectbox("Model it served", models, index=models.index(guessed), key=KEY + "model")
-    tp = c2.number_input("Tensor parallel", 1, 64, pool.tp, key=KEY + "tp")
-    weights: Any = c3.selectbox("Its weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights")
-    kv: Any = c4.selectbox("Its KV cache", ["bf16", "fp8"], key=KEY + "kv")
+    model = c1.selectbox(
+        "Model it served", models, index=models.index(guessed), key=KEY + "model", persist_state="session"
+    )
+    tp = c2.number_input("Tensor parallel", 1, 64, pool.tp, key=KEY + "tp", persist_state="session")
+    weights: Any = c3.selectbox(
+        "Its weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights", persist_state="session"
+    )
+    kv: Any = c4.selectbox("Its KV cache", ["bf16", "fp8"], key=KEY + "kv", persist_state="session")
     return ob.Deployment(
         hardware=str(hw),
         count=int(count),
@@ -167,6 +180,22 @@ def _use(chip: HardwareSpec) -> None:
     custom_chip.add_custom_chip(chip, use_everywhere=True)
 
 
+ANSWERS = tuple(
+    KEY + k for k in ("chip", "count", "stack", "model", "tp", "weights", "kv", "fit", "window", "load")
+)
+"""What the user said of the files (kept for the session, `persist_state`: they went back to the scenario's
+first pool after a look at Results, and the kept file replayed on an H200 at TP 8: a review)."""
+
+
+def _answers_for(files: Files) -> None:
+    """Other files: what was said of the last ones is forgotten (their model, chip and load were theirs)."""
+    seen = tuple((n, len(d)) for d, n in files)
+    if st.session_state.get(KEY + "files") not in (None, seen):
+        for key in ANSWERS:
+            st.session_state.pop(key, None)
+    st.session_state[KEY + "files"] = seen
+
+
 def section() -> None:
     """Upload, fill in, replay; fit, compare before and after, keep the chip."""
     st.markdown(
@@ -189,6 +218,7 @@ def section() -> None:
     files = uploads.files(UPLOAD, ups)  # (kept from an earlier visit where the box is empty)
     if not files:
         return
+    _answers_for(files)
     try:
         window, load = _window(files), None
         if window is False:
@@ -215,7 +245,7 @@ def section() -> None:
         st.error(plain(exc), icon=":material/error:")
         return
     _charts(observations[0], before)
-    if not st.toggle("Fit a profile to these files", key=KEY + "fit"):
+    if not st.toggle("Fit a profile to these files", key=KEY + "fit", persist_state="session"):
         st.dataframe(
             _errors(before.table), hide_index=True, width="stretch", key=KEY + "before", placeholder=MISSING
         )
@@ -233,6 +263,7 @@ def _window(files: Files) -> float | bool | None:
         max_value=86_400.0,
         value=None,
         key=KEY + "window",
+        persist_state="session",
         help="Two scrapes of one server's /metrics, in either order: what happened between them, and its rates.",
     )
     if given is None:
@@ -251,6 +282,7 @@ def _load() -> int | None:
         max_value=10_000,
         value=None,
         key=KEY + "load",
+        persist_state="session",
         help="A file here states no load (AIPerf's CSV): the number of clients the benchmark kept busy.",
     )
     if given is None:

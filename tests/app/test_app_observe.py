@@ -148,9 +148,11 @@ def test_an_upload_is_still_there_after_a_look_at_another_page() -> None:
     at = _upload(app("hardware"), FILES[:1])
     assert_clean(at)
     charts = len(at.get("plotly_chart"))
+    at.number_input(key="fg:observe-tp").set_value(4).run()  # what the user said of the file: kept too
     at.switch_page("app_pages/results.py").run()
     at.switch_page("app_pages/hardware.py").run()
     assert_clean(at)
+    assert at.number_input(key="fg:observe-tp").value == 4  # (it went back to the scenario's pool's: a review)
     assert not at.file_uploader(key="fg:observe-upload").value  # the box itself is empty again
     kept = [text_of(c.value) for c in at.caption if "uploaded earlier in this session" in text_of(c.value)]
     assert kept and FILES[0] in kept[0], kept
