@@ -152,7 +152,9 @@ def test_an_upload_is_still_there_after_a_look_at_another_page() -> None:
     at.switch_page("app_pages/results.py").run()
     at.switch_page("app_pages/hardware.py").run()
     assert_clean(at)
-    assert at.number_input(key="fg:observe-tp").value == 4  # (it went back to the scenario's pool's: a review)
+    assert (
+        at.number_input(key="fg:observe-tp").value == 4
+    )  # (it went back to the scenario's pool's: a review)
     assert not at.file_uploader(key="fg:observe-upload").value  # the box itself is empty again
     kept = [text_of(c.value) for c in at.caption if "uploaded earlier in this session" in text_of(c.value)]
     assert kept and FILES[0] in kept[0], kept
