@@ -53,12 +53,20 @@ for side in ("a", "b"):  # a link's choice the page does not know is said, then 
             icon=":material/link_off:",
         )
         del st.query_params[side]
+B_FOR = "fg_compare_b_for"
 c1, c2, c3 = st.columns([5, 5, 3])  # the Seeds box (130 px) fits at 1,100 px
 # A is the scenario; B what it is measured against, as the lesson's link opens it: its preset
 # counterpart (the same requests), else the same scenario served the other way
 default_b = (
     (lesson.PAIRED if lesson.load_edited(current) else str(current.counterpart)) if paired else SWITCHED
 )
+# another preset: B starts again from its default (it kept the last preset's: moe-deepseek-h200's
+# moe-deepseek-dp-ep stood beside sram-decode-groq, another model, 'not paired', a browser review)
+if st.session_state.get(B_FOR, state.preset_name()) != state.preset_name():
+    st.session_state.pop("b", None)
+    if "b" in st.query_params:
+        del st.query_params["b"]
+st.session_state[B_FOR] = state.preset_name()
 a_key = c1.selectbox(
     "Scenario A", CHOICES, index=CHOICES.index(CURRENT), key="a", bind="query-params", help=HELP
 )

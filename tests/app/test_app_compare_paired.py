@@ -60,3 +60,16 @@ def test_the_counterpart_names_the_edits_it_does_not_take() -> None:
     ]
     at.selectbox(key="b").set_value("rag-long-context").run()
     assert not [c.value for c in at.caption if "not A's changes" in c.value]  # a preset named: B as it is
+
+
+def test_another_preset_starts_b_again_from_its_counterpart() -> None:
+    """B kept the last preset's: moe-deepseek-h200's moe-deepseek-dp-ep stood beside sram-decode-groq, another
+    model, 'not paired', where its counterpart is sram-decode-h100 (a browser review)."""
+    at = app("compare", short("moe-deepseek-h200"), preset="moe-deepseek-h200")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="b").value == lesson.PAIRED  # (its counterpart on this shortened window's load)
+    at.selectbox(key="fg:preset").set_value("sram-decode-groq").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert (
+        at.selectbox(key="b").value == "sram-decode-h100" == str(load_preset("sram-decode-groq").counterpart)
+    )
