@@ -215,7 +215,7 @@ def section() -> None:
         st.download_button(f"Catalog entry {rec.entry.id}.toml", data=rec.toml, file_name=f"{rec.entry.id}.toml",
                            mime="application/toml", on_click="ignore", icon=":material/download:", key="fg:dl:calib-toml",
                            help="A hardware catalog file: put it in hardware/ under a FENGONG_CATALOG directory.")  # fmt: skip
-        st.button("Use this chip in the current scenario", icon=":material/add_circle:", key="fg:calib-use",
+        st.button("Add this chip to the scenario's hardware", icon=":material/add_circle:", key="fg:calib-use",
                   on_click=_use, args=(rec.entry,), disabled=present,
                   help="Adds it to the scenario's custom hardware (it travels with the share link and the TOML); "
                   "pick it for a pool on the Strategy page.")  # fmt: skip

@@ -182,7 +182,7 @@ def test_about_page_recalibrates_from_an_upload() -> None:
     # another profile name makes another chip; "use" puts it into the scenario's custom hardware
     at.text_input(key="fg:calib-profile").set_value("vllm").run()
     assert "Catalog entry l40s-vllm.toml" in [b.label for b in at.download_button]
-    next(b for b in at.button if b.label == "Use this chip in the current scenario").click().run()
+    next(b for b in at.button if b.label == "Add this chip to the scenario's hardware").click().run()
     assert_clean(at)
     custom = scenario_of(at).custom_hardware
     assert [h.id for h in custom] == ["l40s-vllm"] and custom[0].default_profile == "vllm"
