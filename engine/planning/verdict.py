@@ -137,8 +137,13 @@ class Verdict:
         # a chip count or a price per hour is no window's ('3 chips over the 120 s planning window'; '$13.50/h
         # over its full-length run': a browser review)
         if self.objective in ("chips", "usd_per_hour"):
-            where = " (it fails its SLO over its full-length run)," if fails else ","
-            where = where if fails or self.objective == "usd_per_hour" else ""
+            where = (
+                " (it fails its SLO over its full-length run),"
+                if fails
+                else ""
+                if self.objective == "chips"
+                else ","
+            )
         else:
             where = (
                 " over its full-length run"
