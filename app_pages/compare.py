@@ -62,11 +62,10 @@ default_b = (
 )
 # another preset: B starts again from its default (it kept the last preset's: moe-deepseek-h200's
 # moe-deepseek-dp-ep stood beside sram-decode-groq, another model, 'not paired', a browser review)
-if st.session_state.get(B_FOR, state.preset_name()) != state.preset_name():
+if state.moved_on(B_FOR, state.preset_name()):
     st.session_state.pop("b", None)
     if "b" in st.query_params:
         del st.query_params["b"]
-st.session_state[B_FOR] = state.preset_name()
 a_key = c1.selectbox(
     "Scenario A", CHOICES, index=CHOICES.index(CURRENT), key="a", bind="query-params", help=HELP
 )

@@ -98,7 +98,7 @@ def print_copy(fig: go.Figure, meta: dict[str, str]) -> go.Figure:
     out = go.Figure(fig)
     caption = f"Fengong {meta['engine_version']} · {meta['scenario']} · preset {meta['preset']} · seed {meta['seed']}"
     # what a plan's chart was planned for, and when the file was made (neither was on the image: a review)
-    caption += "".join(f" · {meta[k]}" for k in ("plan",) if meta.get(k))
+    caption += f" · {meta['plan']}" if meta.get("plan") else ""
     caption += f" · exported {meta['exported']}" if meta.get("exported") else ""
     # wrapped where long: a Compare export's two scenario names ran its seed off the image (a review)
     lines = textwrap.wrap(caption, CAPTION_CHARS, break_long_words=True) or [caption]

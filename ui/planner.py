@@ -160,11 +160,9 @@ def _follow_scenario(sc: Scenario) -> None:
     """Another preset or model: the form's fields that start from the scenario start again from it. Kept
     for the session, they carried the last preset's: moe-deepseek-h200 opened at chat's 16 req/s (its own
     is 10) with no expert parallelism, so Plan searched another load, and no EP layout, unsaid (a review)."""
-    now = [state.preset_name(), sc.model.id]
-    if st.session_state.get(plan_link.FORM_FOR, now) != now:
+    if state.moved_on(plan_link.FORM_FOR, [state.preset_name(), sc.model.id]):
         for key in FROM_SCENARIO:
             st.session_state.pop(key, None)
-    st.session_state[plan_link.FORM_FOR] = now
 
 
 def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:

@@ -67,6 +67,15 @@ def preset_name() -> str:
     return str(st.session_state[PRESET])
 
 
+def moved_on(tag: str, now: Any) -> bool:
+    """Whether the session has moved on from what `tag` last recorded (another preset, another model), `now`
+    recorded in its place; False the first time (nothing recorded yet: a link's own values stand). A page's
+    fields that start from the scenario start again where it has (the Planner's form, Compare's B)."""
+    moved = st.session_state.get(tag, now) != now
+    st.session_state[tag] = now
+    return moved
+
+
 def data() -> dict[str, Any]:
     """The session's scenario as plain data (computed once per scenario value)."""
     sc = scenario()
