@@ -34,7 +34,7 @@ def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[fl
     the other side keeps the whole error. Offline batches and closed loops are measured over the
     whole run, which faster chips shorten (and a closed loop's clients send more when served
     faster): they have no such bound ({}); nor have the costs of a run with an autoscaled pool, which
-    bills fewer instances on faster chips.
+    bills fewer instances on faster chips, nor its goodput per $ (over that bill).
     """
     if whole_run(scenario) or summary.get("unsustainable"):
         return {}  # an unsustainable run's rates are the served ones: faster chips serve more
@@ -48,12 +48,15 @@ def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[fl
     good = float(summary.get("goodput_rps") or 0.0) * window
     out = {"throughput_rps": (inf, max(total / done - 1.0, 0.0))}
     shorter = min(1.0, scenario.duration_s / end) if end > 0 else 1.0  # the drain, at best gone
+    autoscaled = any(p.autoscale is not None for p in scenario.deployment.pools)
     if good > 0:
         out["goodput_rps"] = (inf, max(total / good - 1.0, 0.0))
-        out["goodput_per_usd"] = (inf, max(total / good / shorter - 1.0, 0.0))
-    if any(p.autoscale is not None for p in scenario.deployment.pools):
-        # an autoscaled pool bills the instances its load asks for, fewer on faster chips: no floor
-        # (day-autoscaled read '$0.51 per 1k requests (+0% to +32%)' where its faster rerun bills 21% less)
+        if not autoscaled:  # goodput per $ rises by the goodput's room and the bill's fall
+            out["goodput_per_usd"] = (inf, max(total / good / shorter - 1.0, 0.0))
+    if autoscaled:
+        # an autoscaled pool bills the instances its load asks for, fewer on faster chips: no floor,
+        # and no cap on goodput per $ (day-autoscaled read '$0.51 per 1k requests (+0% to +32%)' where
+        # its faster rerun bills 21% less)
         return out
     floor = max(1.0 - done / total * shorter, 0.0)
     out.update({k: (floor, inf) for k in LOWERED_BY_SPEED})

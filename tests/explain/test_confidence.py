@@ -233,7 +233,9 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
     day = io.apply_overrides(io.load_preset("day-autoscaled"), {"duration_s": 600.0})
     scaled = confidence.limits(simulate(day).summary, day)
     assert "usd_per_request" not in scaled and "usd_per_million_output_tokens" not in scaled
+    assert "goodput_per_usd" not in scaled  # over a bill that falls on faster chips: no cap either
     assert "goodput_rps" in scaled and "throughput_rps" in scaled
+    assert "goodput_per_usd" in bounds and "usd_per_request" in bounds  # a fixed fleet keeps both
     # Compare's table cuts each side's band as its card does (it once read −22% to +30% beside the
     # cards' −22% to +0%); a side without bounds keeps its whole band, and the two are taken together
     labels = ["Throughput", "Cost per request", "TTFT p99"]
