@@ -63,7 +63,8 @@ def at_least(text: str, shortfall: float | None) -> str:
 
 
 def _judged_span(mark: Mapping[str, Any]) -> str:
-    """'the window's second half', or the half after (or before) a loss that failed the queued requests."""
+    """'the window's second half', or the half after (or before) a loss that failed the queued requests,
+    or the half after one that failed none (the smaller deployment it left)."""
     after, before = mark.get("after_loss_s"), mark.get("before_loss_s")
     if before is not None:
         return (
@@ -72,6 +73,8 @@ def _judged_span(mark: Mapping[str, Any]) -> str:
     if after is None:
         return "the window's second half"
     # 'from', not 'ended at': a pool lost for good never comes back (it read 'the loss that ended at 100 s': a review)
+    if mark.get("handed_on"):
+        return f"the second half of the span from {after:,.0f} s, after the instance loss (what it left)"
     return f"the second half of the span from {after:,.0f} s, after the instance loss that failed the queue"
 
 

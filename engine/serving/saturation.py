@@ -318,7 +318,12 @@ def judged(
 
     A lost pool that failed the requests it held empties the queue (each leaves it when it fails,
     `Records.failed_s`): the rule then judges the span after the last such loss ended, where the
-    queue starts afresh, or where that span is short the span before the first (`after_losses`)."""
+    queue starts afresh, or where that span is short the span before the first (`after_losses`). A
+    loss that failed nothing (its requests handed on, or a class spilling to another pool) leaves a
+    smaller deployment whose backlog starts at the loss: where the window shows none, the span after
+    the last loss is judged too (portfolio-decode-loss over 600 s, losing its chat decode pool for
+    good at 300 s, read 'still rising' on one seed of four where the others, with the same growth
+    after the loss, were marked: a review)."""
     own = scenario
     scenario = after_losses(scenario, rec)
     trend = queue_trend(scenario, rec)
@@ -335,6 +340,10 @@ def judged(
             scenario, trend = own, queue_trend(own, rec)
             if (whole := _shortfall(own, trend)) is not None:
                 return whole, None, None
+        elif (span := _after_last_loss(own, rec)) is not None and (late := _marked(span, rec)) is not None:
+            _span_said(late, own, span)  # a loss that failed nothing: the smaller deployment after it
+            late["handed_on"] = True
+            return late, None, None
         rising = _rising(scenario, trend)
         return (
             None,
@@ -372,27 +381,48 @@ def after_losses(scenario: Scenario, rec: Records) -> Scenario:
     same preset over 300 s at 60 req/s read no mark at all, its queue emptied at 240 s."""
     if whole_run(scenario) or not np.any(rec.outcome == FAILED):
         return scenario
+    if (span := _after_last_loss(scenario, rec)) is not None:
+        return span
     window = scenario.duration_s - scenario.warmup_s
-    losses = [
+    first = min((at for at, _ in _losses(scenario)), default=None)
+    if first is not None and first - scenario.warmup_s >= AFTER_LOSS_SHARE * window:
+        # up to the instant before it failed them
+        return scenario.model_copy(update={"duration_s": float(np.nextafter(first, -np.inf))})
+    return scenario
+
+
+def _losses(scenario: Scenario) -> list[tuple[float, float]]:
+    """(start, end) of each loss of instances in the measured window (a loss for good ends as it starts)."""
+    return [
         (f.at_s, f.at_s + (f.duration_s or 0.0))
         for f in scenario.faults
         if f.kind == "instances"
         and scenario.warmup_s <= f.at_s < scenario.duration_s  # (one at warmup_s: a review)
     ]
-    if not losses:
-        return scenario
+
+
+def _after_last_loss(scenario: Scenario, rec: Records) -> Scenario | None:
+    """The scenario measured from the end of its last loss of instances, where that span keeps
+    `AFTER_LOSS_SHARE` of the window and something arriving in it is served (a pool lost for good with no
+    fallback served nothing after it, and that empty span read no mark beside a TTFT p90 of 56 s: a
+    review); None otherwise or without a loss."""
+    losses = _losses(scenario)
+    if whole_run(scenario) or not losses:
+        return None
     start = max(end for _, end in losses)
-    # the span after the last loss, where something is served in it: a pool lost for good with no
-    # fallback served nothing after it, and that empty span read no mark beside a TTFT p90 of 56 s (a review)
+    window = scenario.duration_s - scenario.warmup_s
     after = (rec.arrival_s >= start) & (rec.arrival_s < scenario.duration_s)
     if scenario.duration_s - start >= AFTER_LOSS_SHARE * window and np.any(
         np.isfinite(rec.first_token_s[after])
     ):
         return scenario.model_copy(update={"warmup_s": start})
-    first = min(at for at, _ in losses)
-    if first - scenario.warmup_s >= AFTER_LOSS_SHARE * window:  # up to the instant before it failed them
-        return scenario.model_copy(update={"duration_s": float(np.nextafter(first, -np.inf))})
-    return scenario
+    return None
+
+
+def _marked(scenario: Scenario, rec: Records) -> Shortfall | None:
+    """The shortfall either rule finds over a scenario's window (the client's share of it unsaid)."""
+    trend = queue_trend(scenario, rec)
+    return _shortfall(scenario, trend) or decoding_shortfall(scenario, rec, trend)
 
 
 def _standing(trend: Trend | None, fixed_s: float) -> Standing | None:

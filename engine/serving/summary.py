@@ -387,6 +387,10 @@ class Shortfall(TypedDict):
     """Where instances lost in the window failed the requests they held, the time the last such loss
     ended: the rates and the rule are over the second half of the span after it (the loss emptied the
     queue the rule reads; `saturation.after_losses`)."""
+    handed_on: NotRequired[bool]
+    """Beside ``after_loss_s``, where the loss failed no request (they were handed on, or a class spilled
+    to another pool) and the window showed no backlog: the span after it, the smaller deployment the
+    loss left, falls behind (`saturation.judged`)."""
     before_loss_s: NotRequired[float]
     """Where the span after such a loss is too short to judge (a pool back only after the window),
     when the first of them began: the rates and the rule are over the second half of the span before

@@ -339,8 +339,9 @@ def test_rates_of_seeds_some_of_them_unsustainable_are_averaged_over_one_kind_of
     """An unsustainable run's rates are over the span it served, the others' over the window: four seeds
     of portfolio-decode-loss averaged a goodput of 12.4 req/s from 11.5 to 12.0 over about 750 s and 14.7
     over 600 s, where over the window all four read 14.4 to 15.0 (a review). Mixed, every seed's rates are
-    put over its window, on the command line and the dashboard alike; seeds alike keep their own."""
-    runs, stats = replicate(load_preset("portfolio-decode-loss"), 4)
+    put over its window, on the command line and the dashboard alike; seeds alike keep their own. (Over
+    400 s, where the span after the loss at 300 s is too short to judge alone, seed 1 alone is marked.)"""
+    runs, stats = replicate(apply_overrides(load_preset("portfolio-decode-loss"), {"duration_s": 400.0}), 4)
     marked = [r.summary.get("unsustainable") is not None for r in runs]
     assert any(marked) and not all(marked)
     window = [r.summary["goodput_rps"] * rate_span_s(r.summary) / r.summary["window_s"] for r in runs]

@@ -13,6 +13,7 @@ import pytest
 
 from engine.cli.main import main
 from engine.explain import sustain
+from engine.scenario import codec as io
 from engine.serving import saturation
 from engine.serving.ceiling import due_s
 from engine.serving.ledger import FAILED, REJECTED
@@ -160,3 +161,22 @@ def test_a_failed_requests_answer_is_no_decode_work_offered() -> None:
     offered = saturation._tokens(sc, rec, due_s(rec.arrival_s, rec.client_wait_s))[0]
     half = sc.duration_s - start
     assert offered == pytest.approx(np.maximum(rec.output_tokens[asked] - 1.0, 0.0).sum() / half)
+
+
+def test_a_loss_that_fails_nothing_is_judged_after_it_where_the_window_shows_no_backlog() -> None:
+    """portfolio-decode-loss (chat's decode pool lost for good at 300 s, chat spilling to the MI300Xs, no
+    request failed) over 600 s: seeds 1-3 were unsustainable and seed 4, with the same growth after the
+    loss, read 'still rising' (a review). The span after the loss is judged where the window shows no
+    backlog, and the line names it without saying the loss failed anything."""
+    from engine.explain.sustain import line
+
+    sc = io.apply_overrides(io.load_preset("portfolio-decode-loss"), {"seed": 4})
+    s = simulate(sc).summary
+    assert s["requests"]["failed"] == 0
+    mark = s["unsustainable"]
+    assert mark is not None and mark["after_loss_s"] == 300.0 and mark["handed_on"]
+    assert 15.0 < mark["sustained_rps"] < 19.0 and not s.get("queue_rising")  # seeds 1-3: 17.0-17.5
+    said = line(s)
+    assert said is not None and "after the instance loss (what it left)" in said and "failed" not in said
+    whole = simulate(io.apply_overrides(sc, {"seed": 1})).summary["unsustainable"]
+    assert whole is not None and "after_loss_s" not in whole  # the window's own mark is kept where it has one
