@@ -235,7 +235,9 @@ def plan_work(
     # verified, each pick's full-length run is made as modelled and, risk-aware, again at the bands'
     # edge, and the margin reruns the choice over the window its figures are quoted from
     reruns = MARGIN_RERUNS if margin else 0
-    fixed = picks + (0 if verify else reruns)
+    # the picks' planning runs past the budget, as `verdict.decide` allows them (risk-aware, with the
+    # other shapes `Picks.cheaper` may try)
+    fixed = picks + groups * (CHEAPER_TRIES if risk_aware else 0) + (0 if verify else reruns)
     # (risk-aware, the nominal cheapest once more at full length, for its premium over the same window, and
     # the other shapes checked where the would-be winner moved up to hold at the edge)
     cheaper = 1 + CHEAPER_TRIES * 2 * (VERIFY_TRIES + 1) if risk_aware else 0

@@ -33,7 +33,7 @@ import pandas as pd
 
 from engine.core.numbers import rate2
 from engine.planning.objective import DEARER, OBJECTIVES, best, better, row_value, shown_value, value_text
-from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
+from engine.planning.plan_work import CHEAPER_TRIES, MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio
 from engine.planning.prices import prices_text
 from engine.planning.risk_search import ABOVE, CUT, risk_picks, slowed_search
@@ -390,9 +390,10 @@ def decide(
     if slow is not None:
         held = risk_picks(search, slow, groups, live, status, found, each.ties)
         notes += _risk_checked(search, slow, held, picks)
-    search.allowance += (
-        len(picks) * (VERIFY_TRIES + 1) + 1
-    )  # the picks' own runs and the nominal's, past the budget
+    # past the budget, each pick's planning runs as it is verified, moved and checked against its ties, and
+    # risk-aware the other shapes tried where it moved up to hold at the edge (`Picks.cheaper`); the
+    # nominal's full-length run is no planning run (it counted one, and the cheaper tries none: a review)
+    search.allowance += len(picks) * (VERIFY_TRIES + 1 + (CHEAPER_TRIES if slow is not None else 0))
     rows = [r for r in map(each.row, picks) if r is not None]
     win = winner(pd.DataFrame(rows), risk_aware)
     if verify and slow is not None:

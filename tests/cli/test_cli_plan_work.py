@@ -36,7 +36,7 @@ def test_a_plan_over_the_bound_is_refused_with_the_figure_and_the_flags(
     ]
     # with the verdict's checks (a risk-aware search of 400 more, its pick's runs, at full length too)
     assert main(huge) == 2
-    assert "plan work: about 1.6 billion simulated events (1204 runs at most" in capsys.readouterr().err
+    assert "plan work: about 1.6 billion simulated events (1206 runs at most" in capsys.readouterr().err
     code = main([*huge, "--nominal", "--no-verify"])
     err = capsys.readouterr().err
     assert code == 2
@@ -54,10 +54,10 @@ def test_the_estimate_is_in_json_and_no_work_limit_lifts_the_bound(
     # the search, the risk-aware slowed search, and each of the 4 chip groups' picks (h100-sxm, b200 and
     # their two pairings) in the planning window and at full length, there as modelled and at the edge,
     # the nominal cheapest once at full length (its premium), and up to two other shapes, each as the picks,
-    # where the would-be winner moved up to hold at the edge
-    assert work["runs"] == 16 + 16 + 4 * 4 and work["full_runs"] == 2 * 4 * 4 + 1 + 2 * 2 * 4
+    # where the would-be winner moved up to hold at the edge (in the planning window: two per group)
+    assert work["runs"] == 16 + 16 + 4 * (4 + 2) and work["full_runs"] == 2 * 4 * 4 + 1 + 2 * 2 * 4
     assert work["requests_per_run"] == pytest.approx(16 * 30)
-    assert work["events"] == pytest.approx(48 * work["events_per_run"] + 49 * work["events_per_full_run"])
+    assert work["events"] == pytest.approx(56 * work["events_per_run"] + 49 * work["events_per_full_run"])
     assert work["limit"] == bounds.MAX_PLAN_EVENTS
     assert plan_json(capsys, "--nominal", "--no-verify")["work"]["runs"] == 16
     monkeypatch.setattr(bounds, "MAX_PLAN_EVENTS", 1000)

@@ -131,7 +131,10 @@ def test_the_verdicts_runs_are_counted_as_plan_makes_them() -> None:
     assert verdict_groups(sc, replace(space, mixed_hardware=False)) == 2
     assert verdict_groups(sc, replace(space, hardware=tuple(f"c{i}" for i in range(9)))) == MAX_GROUPS
     risk = plan_work(sc, 20.0, space, risk_aware=True)
-    assert risk.runs == 2 * 30 + groups * (VERIFY_TRIES + 1) and risk.full_runs == 0
+    # (risk-aware, each group's planning runs also the other shapes tried where its pick moved up at the edge)
+    assert risk.runs == 2 * 30 + groups * (VERIFY_TRIES + 1 + CHEAPER_TRIES) and risk.full_runs == 0
+    assert base.runs == 30  # neither risk-aware nor verified: no verdict's runs
+    assert plan_work(sc, 20.0, space, verify=True).runs == 30 + groups * (VERIFY_TRIES + 1)
     checked = plan_work(sc, 20.0, space, risk_aware=True, verify=True)
     # each pick's full-length runs as modelled and at the bands' edge, the nominal cheapest's once (its premium)
     # and the other shapes checked where the would-be winner moved up to hold at the edge
