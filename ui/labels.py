@@ -145,7 +145,8 @@ PATH_LABELS: dict[str, str] = {"deployment.power_cap_kw": "Site power cap (kW)"}
 cap (kW)" as each pool's does (a browser review)."""
 PATH_HELP: dict[str, str] = {
     "deployment.power_cap_kw": "The most every data-centre pool's chips may draw together; over it they run at "
-    "a lower clock. Each pool may have a cap of its own too. Empty: no site cap.",
+    "a lower clock. A pool with a cap of its own keeps it, and the rest is shared by the others. Empty: no "
+    "site cap.",
 }
 """Help of the fields `PATH_LABELS` names."""
 

@@ -2,10 +2,15 @@
 
 A cap is what the operator can enforce on the chips themselves (``nvidia-smi -pl``): each chip's
 power limit. A pool's own cap (`Pool.power_cap_kw`) is shared equally by its chips (at its most
-instances, an autoscaled pool's `count`). The site's cap (`Deployment.power_cap_kw`) covers every
-data-centre pool (an edge site has its own budget, `deployment.edge`): every chip is limited to
-the same share of its TDP, the share at which all of them together draw the cap when flat out.
-With both, a chip's limit is the lower of the two. A limit at or above the TDP changes nothing.
+instances, an autoscaled pool's `count`). The site's cap (`Deployment.power_cap_kw`) is the total
+over every data-centre pool (an edge site has its own budget, `deployment.edge`): a pool with a cap
+of its own keeps it (what it can draw: its cap, or its chips' TDP where that is lower), and the rest
+of the site's cap is shared by the other data-centre pools, every chip of theirs limited to the same
+share of its TDP, the share at which all of them together draw that rest when flat out. Pools whose
+own caps sum over the site's are refused, naming both fields. (Until 2026-12-07 a chip took the
+lower of its pool's limit and the site's share of its TDP, so a pool given more than that share
+was held to it, unsaid: the site's 6 kW given 600 W a prefill chip and 400 W a decode chip read as
+500 W each; docs/decisions.md.) A limit at or above the TDP changes nothing.
 The chip's clock under its limit, and what it slows, is `engine.costmodel.power_cap`.
 
 Chips only, as the power model (`engine.costmodel.power`): the server around them (CPUs, fans,
@@ -55,37 +60,56 @@ def chip_limits(site_cap_kw: float | None, pools: Sequence[CappedPool]) -> list[
     """Each pool's chip limit under the site's and its own cap (None: uncapped), or a ScenarioError
     naming the field when a cap leaves a chip below `power_cap.MIN_CLOCK`."""
     dc = [p for p in pools if p.tier == "datacenter"]
-    site_tdp_w = sum(p.hardware.tdp_w * p.chips for p in dc)
-    share = None if site_cap_kw is None or site_tdp_w <= 0 else site_cap_kw * 1e3 / site_tdp_w
+    own_w = sum(min(p.cap_kw * 1e3, p.hardware.tdp_w * p.chips) for p in dc if p.cap_kw is not None)
+    rest_tdp_w = sum(p.hardware.tdp_w * p.chips for p in dc if p.cap_kw is None)
+    if site_cap_kw is not None and own_w > site_cap_kw * 1e3 * (1 + 1e-9):
+        _over_site(site_cap_kw, pools, own_w)
+    left_kw = None if site_cap_kw is None else site_cap_kw - own_w / 1e3
+    share = None if left_kw is None or rest_tdp_w <= 0 else left_kw * 1e3 / rest_tdp_w
     out: list[ChipLimit | None] = []
     for i, p in enumerate(pools):
-        limits: list[tuple[float, str]] = []
         if p.cap_kw is not None:
-            limits.append((p.cap_kw * 1e3 / p.chips, f"deployment.pools[{i}].power_cap_kw"))
-        if share is not None and p.tier == "datacenter":
-            limits.append((share * p.hardware.tdp_w, "deployment.power_cap_kw"))
-        if not limits:
+            limit_w, field = p.cap_kw * 1e3 / p.chips, f"deployment.pools[{i}].power_cap_kw"
+        elif share is not None and p.tier == "datacenter":
+            limit_w, field = share * p.hardware.tdp_w, "deployment.power_cap_kw"
+        else:
             out.append(None)
             continue
-        limit_w, field = min(limits)
         if limit_w >= p.hardware.tdp_w:
             out.append(None)
             continue
         clock = power_cap.clock_at_limit(p.hardware, limit_w)
         if clock < power_cap.MIN_CLOCK:
-            _refuse(
-                field, p, limit_w, site_tdp_w, site_cap_kw if field == "deployment.power_cap_kw" else None
-            )
+            site = None if site_cap_kw is None or p.cap_kw is not None else (site_cap_kw, own_w / 1e3)
+            _refuse(field, p, limit_w, rest_tdp_w, site)
         out.append(ChipLimit(limit_w=limit_w, clock=clock, cap_kw=limit_w * p.chips / 1e3))
     return out
 
 
-def _refuse(field: str, p: CappedPool, limit_w: float, site_tdp_w: float, site_cap_kw: float | None) -> None:
-    """The one-line refusal of a cap too tight for the relation: the figure, and the least that works."""
+def _over_site(site_cap_kw: float, pools: Sequence[CappedPool], own_w: float) -> None:
+    """The refusal of pools' own caps that sum over the site's, naming both fields."""
+    fields = ", ".join(
+        f"deployment.pools[{i}].power_cap_kw" for i, p in enumerate(pools) if p.cap_kw is not None
+    )
+    raise ScenarioError(
+        f"deployment.power_cap_kw: the site's {site_cap_kw:g} kW is less than the {own_w / 1e3:.3g} kW its "
+        f"pools' own caps let them draw ({fields}): the site's cap is the total, which the pools' caps share; "
+        "raise it or lower theirs"
+    )
+
+
+def _refuse(
+    field: str, p: CappedPool, limit_w: float, rest_tdp_w: float, site: tuple[float, float] | None
+) -> None:
+    """The one-line refusal of a cap too tight for the relation: the figure, and the least that works
+    (`site`: the site's cap and what the pools with caps of their own take of it, kW)."""
     least_w = power_cap.limit_for_clock(p.hardware, power_cap.MIN_CLOCK)
-    if site_cap_kw is not None:
-        least_kw = least_w / p.hardware.tdp_w * site_tdp_w / 1e3
+    if site is not None:
+        site_cap_kw, own_kw = site
+        least_kw = least_w / p.hardware.tdp_w * rest_tdp_w / 1e3 + own_kw
         got = f"{site_cap_kw:g} kW holds each {p.hardware.id} of pool {p.name!r} to {limit_w:.0f} W"
+        if own_kw > 0:
+            got += f" (after the {own_kw:.3g} kW its pools with caps of their own take)"
     else:
         least_kw = least_w * p.chips / 1e3
         got = f"{limit_w * p.chips / 1e3:g} kW holds each of pool {p.name!r}'s {p.chips} {p.hardware.id} to "

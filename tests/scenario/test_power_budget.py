@@ -42,12 +42,40 @@ def test_the_site_cap_holds_every_chip_to_the_same_share_of_its_tdp() -> None:
     assert len(shares) == 1
 
 
-def test_a_pool_cap_below_the_site_share_wins_and_one_above_the_tdp_changes_nothing() -> None:
+def test_the_site_cap_is_a_total_that_pool_caps_share_and_a_cap_above_the_tdp_changes_nothing() -> None:
+    """A pool with a cap of its own keeps it; the rest of the site's cap goes to the others. The preset's
+    lesson, 'the same 6 kW given 600 W a prefill chip and 400 W a decode chip', read 500 W each with the
+    site's cap standing: a chip took the lower of its pool's limit and the site's share (a note)."""
     r = resolve(chat(**{"deployment.power_cap_kw": 6.0, "deployment.pools[1].power_cap_kw": 2.4}))
-    assert r.pools[0].power_limit.limit_w == pytest.approx(500.0)  # type: ignore[union-attr]
+    assert r.pools[0].power_limit.limit_w == pytest.approx(600.0)  # type: ignore[union-attr]  # 3.6 kW left
     assert r.pools[1].power_limit.limit_w == pytest.approx(400.0)  # type: ignore[union-attr]
+    both = resolve(chat(**{"deployment.power_cap_kw": 6.0, "deployment.pools[0].power_cap_kw": 3.6}))
+    assert both.pools[0].power_limit.limit_w == pytest.approx(600.0)  # type: ignore[union-attr]
+    assert both.pools[1].power_limit.limit_w == pytest.approx(400.0)  # type: ignore[union-attr]
     loose = resolve(chat(**{"deployment.pools[0].power_cap_kw": 4.2}))  # 700 W a chip: its TDP
     assert loose.pools[0].power_limit is None and loose.pools[0].instance.clock == 1.0
+    # a pool cap past its chips' TDP takes only what they can draw from the site's budget
+    past = resolve(chat(**{"deployment.power_cap_kw": 7.0, "deployment.pools[0].power_cap_kw": 9.0}))
+    assert past.pools[0].power_limit is None
+    assert past.pools[1].power_limit.limit_w == pytest.approx(2.8e3 / 6)  # type: ignore[union-attr]
+    with pytest.raises(
+        ScenarioError,
+        match=r"deployment\.power_cap_kw: the site's 6 kW is less than the 6\.6 kW its pools' own caps let "
+        r"them draw \(deployment\.pools\[0\]\.power_cap_kw, deployment\.pools\[1\]\.power_cap_kw\)",
+    ):
+        resolve(
+            chat(
+                **{
+                    "deployment.power_cap_kw": 6.0,
+                    "deployment.pools[0].power_cap_kw": 4.2,
+                    "deployment.pools[1].power_cap_kw": 2.4,
+                }
+            )
+        )
+    with pytest.raises(
+        ScenarioError, match=r"deployment\.power_cap_kw: the least cap is .* \(after the 3\.6 kW"
+    ):
+        resolve(chat(**{"deployment.power_cap_kw": 4.5, "deployment.pools[0].power_cap_kw": 3.6}))
 
 
 def test_no_cap_and_a_cap_that_never_binds_give_identical_runs(uncapped: Any) -> None:
