@@ -26,6 +26,7 @@ import pandas as pd
 from engine.calibration.mark import OWN_MISS_TEXT, Calibration
 from engine.calibration.own import calibrate_hint
 from engine.catalog.entries import Catalog
+from engine.catalog.specs import Precision
 from engine.core.errors import ScenarioError
 from engine.core.no_bool import real_number
 from engine.explain import sustain
@@ -71,20 +72,35 @@ def kv_bound_share(result: SimResult, pool: str) -> float:
     return float((rows["kv_memory"] >= KV_FULL * hold_ratio(result)).mean())
 
 
-def _bigger_memory(cat: Catalog, hw_id: str) -> str:
-    """Chips with more memory and no less bandwidth: the cheapest per GB of the same vendor, then of any."""
+def _bigger_memory(cat: Catalog, hw_id: str, prefills: Precision | None = None) -> str:
+    """Chips with more memory and no less bandwidth (and, for a pool that also prefills, no less compute
+    on its weights, `prefills`): the cheapest per GB of the same vendor, then of any. A mixed pool whose
+    bill was 79% prefill was offered an H20 (96 GiB, a seventh of an H100's compute: a note)."""
     cur = cat.hardware[hw_id]
     options = sorted(
         (
             h
             for h in cat.hardware.values()
-            if h.memory_gb > cur.memory_gb and h.memory_tb_s >= cur.memory_tb_s and not h.illustrative
+            if h.memory_gb > cur.memory_gb
+            and h.memory_tb_s >= cur.memory_tb_s
+            and not h.illustrative
+            and (prefills is None or h.peak_flops(prefills) >= cur.peak_flops(prefills))
         ),
         key=lambda h: h.usd_per_hour / h.memory_gb,
     )
     picks = [h for h in options if h.vendor == cur.vendor][:1]
     picks += [h for h in options if h not in picks][: 2 - len(picks)]
     return " or ".join(f"{h.id} ({h.memory_gb:g} GiB)" for h in picks) or "a chip with more memory"
+
+
+def _more_memory(cat: Catalog, hw_id: str, role: str, weights: Precision) -> str:
+    """The chips to offer a KV-bound pool: a mixed pool's prefill needs their compute too."""
+    if role != "mixed":
+        return f"more decode memory (e.g. {_bigger_memory(cat, hw_id)})"
+    return (
+        "more memory on a chip with no less compute, as this pool prefills too "
+        f"(e.g. {_bigger_memory(cat, hw_id, weights)})"
+    )
 
 
 def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]:
@@ -177,9 +193,9 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
                     Finding(
                         "warning",
                         "kv_capacity",
-                        f"{billed} is KV-capacity bound {share:.0%} of the time: more decode memory "
-                        f"(e.g. {_bigger_memory(cat, pool.hardware.id)}) or fewer concurrent long "
-                        "requests would help.",
+                        f"{billed} is KV-capacity bound {share:.0%} of the time: "
+                        f"{_more_memory(cat, pool.hardware.id, role, result.scenario.model.weights)} or "
+                        "fewer concurrent long requests would help.",
                         {
                             "kv_bound_share": share,
                             "kv_memory": u["kv_memory"],

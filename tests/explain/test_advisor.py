@@ -124,6 +124,17 @@ def test_a_prefill_pool_is_sized_for_its_busiest_minute() -> None:
     assert said is None or "suggested_prefill_instances" not in said.numbers
 
 
+def test_a_kv_bound_mixed_pool_is_offered_chips_with_no_less_compute() -> None:
+    """agentic-cache without its cache: the mixed pool, 79% of its bill prefill, was told more decode memory
+    would help, e.g. an H20 (96 GiB, a seventh of an H100's compute; a note)."""
+    sc = io.apply_overrides(io.load_preset("agentic-cache"), {"cache.enabled": False, "duration_s": 480.0})
+    f = topics(findings(simulate(sc)))["kv_capacity"]
+    named = re.findall(r"([a-z0-9.-]+) \((\d+) GiB\)", f.text)
+    cat, h100 = load_catalog(), load_catalog().chip("h100-sxm")
+    assert named and "h20" not in dict(named) and "no less compute, as this pool prefills too" in f.text
+    assert all(cat.chip(h).peak_flops("fp8") >= h100.peak_flops("fp8") for h, _ in named)
+
+
 def test_kv_bound_decode_is_reported(kv_bound: SimResult) -> None:
     t = topics(findings(kv_bound))
     f = t["kv_capacity"]
