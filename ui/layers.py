@@ -85,6 +85,8 @@ def tornado(view: ex.LayerView) -> go.Figure:
         row=1,
         col=2,
     )
+    _zero_labels(fig, labels, cost, "+0.0%", 1)
+    _zero_labels(fig, labels, slo, "+0.0", 2)
     fig.update_layout(
         height=120 + 50 * max(len(ran), 1),
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
@@ -99,6 +101,26 @@ def tornado(view: ex.LayerView) -> go.Figure:
         pad = 0.3 * max(hi - lo, 1.0)
         fig.update_xaxes(range=[lo - pad, hi + pad], row=1, col=col)
     return fig
+
+
+def _zero_labels(fig: go.Figure, labels: list[str], values: list[float], text: str, col: int) -> None:
+    """The number of each row whose bar has no width (a change of exactly zero): plotly draws no text
+    for it, so a zero row stood blank beside a near-zero one's '+0.0%' (a note)."""
+    rows = [y for y, v in zip(labels, values, strict=True) if v == 0.0]
+    if rows:
+        fig.add_trace(
+            go.Scatter(
+                y=rows,
+                x=[0.0] * len(rows),
+                mode="text",
+                text=[text] * len(rows),
+                textposition="middle right",
+                hoverinfo="skip",
+                showlegend=False,
+            ),
+            row=1,
+            col=col,
+        )
 
 
 def layer_panel(scenario: Scenario) -> None:

@@ -64,8 +64,10 @@ def test_the_tornado_labels_each_bar_with_its_number() -> None:
         for layer, d, s in (("model precision", 2.035, -0.991), ("chips", 0.003, 0.0))
     )  # fmt: skip
     fig = tornado(LayerView(usd_per_request=1.0, slo_attainment=0.9, effects=effects, sentence=""))
-    cost, slo = fig.data
+    cost, slo, zero = fig.data
     assert cost.texttemplate == "%{x:+.1f}%" and slo.texttemplate == "%{x:+.1f}"
+    # a change of exactly zero has no bar for plotly to write on: its number is written beside the axis
+    assert list(zero.y) == ["chips: a → b"] and list(zero.text) == ["+0.0"] and zero.xaxis == "x2"
     assert list(cost.x) == [0.3, 203.5] and list(slo.x) == [0.0, -99.1]  # largest effect drawn on top
     # room for the numbers outside the bars, on both sides of zero
     lo, hi = fig.layout.xaxis.range
