@@ -298,19 +298,11 @@ def marked_figure(summary: Any, key: str, text: str, band: str | None) -> tuple[
         return text, f"{band} · {ex.LEVEL}" if band else ex.LEVEL
     if HEADROOM_KEY + key in growth(summary):
         return text, HEADROOM
-    if key == "ttft_p99_ms" and (answered := answered_share(summary)) < 0.99:
-        # the p99 of the answered only: prefill-loss-nofallback's 'TTFT p99 1,057 ms' stood bare where 15% of
-        # its requests never had a first token, their p99 none at all (a browser review)
-        said = f"of the {answered:.0%} answered"
+    if (
+        key == "ttft_p99_ms" and (said := ex.answered_note(summary)) is not None
+    ):  # the p99 of the answered only
         return text, f"{band} · {said}" if band else said
     return text, band
-
-
-def answered_share(summary: Any) -> float:
-    """The share of the window's requests that completed (1 where it had none)."""
-    req = summary.get("requests") or {}
-    total = float(req.get("total") or 0)
-    return float(req.get("completed") or 0) / total if total else 1.0
 
 
 HEADROOM_KEY = "headroom:"

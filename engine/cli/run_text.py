@@ -119,6 +119,8 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
         out.append(
             f"  {name:5} ms  {sustain.latency(figures + ('' if grows else err), grows, sustain.level(doc, name))}"
         )
+    if out and (said := sustain.answered_note(doc)) is not None:  # (as Results' TTFT card says it)
+        out.append(f"  (latencies {said}: a failed or rejected request has none)")
     if (kv := doc.get("kv_transfer_ms")) and kv["p99"] is not None:  # disaggregated: the KV cache's move
         each = "(prefill to decode, per request, its wait for the link included)"
         out.append(f"  kv transfer ms  mean {_fmt(kv['mean'])}  p99 {_fmt(kv['p99'])} {each}")

@@ -73,7 +73,7 @@ _BY_MODULE = {
         "example_measurements_csv EXAMPLE_PROFILE expected_error_frame file_name html_report "
         "parse_measurements png_with_text provenance recalibrate svg_with_metadata validation_table"
     ),
-    "sustain": "GROWS HEADROOM LEVEL level marked at_least latency line rising_line within_only",
+    "sustain": "GROWS HEADROOM LEVEL level marked at_least latency line rising_line within_only answered_note",
     "engine.serving.summary": "shortfall_rps latency_shortfall LatencyKind rate_span_s",
     "layers": "LAYERS LayerEffect LayerView effects_table layer_view",
     "way_in": "way_in_line client_line",
@@ -132,6 +132,7 @@ __all__ = [
     "RunPreview",
     "RunSpread",
     "advise",
+    "answered_note",
     "arrival_histogram",
     "at_least",
     "at_the_edge",

@@ -128,3 +128,15 @@ def test_capacity_says_what_it_replaces_of_set() -> None:
         "the search replaces workload.arrival.rate_rps (the rates it searches): those --set values are not used"
     )
     assert _replaced_sets(["duration_s=120", "deployment.stack=sglang"], window=False) == ""
+
+
+def test_run_says_its_latencies_are_of_the_answered_where_many_were_not(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """prefill-loss-nofallback fails 15% of its requests: Results' TTFT card said its p99 was of the 85%
+    answered while `run` printed the same figures bare (a note)."""
+    assert main(["run", "prefill-loss-nofallback"]) == 0
+    out = capsys.readouterr().out
+    assert "(latencies of the 85% answered: a failed or rejected request has none)" in out
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=30"]) == 0
+    assert "answered:" not in capsys.readouterr().out
