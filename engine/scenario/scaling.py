@@ -85,10 +85,6 @@ class Autoscale(Frozen):
             policies.build("autoscaler", self.policy.as_dict(), where="policy")
         except ScenarioError as exc:
             raise ValueError(str(exc)) from None
-        if self.initial_instances is not None and self.initial_instances < self.min_instances:
-            raise ValueError(
-                f"initial_instances: {self.initial_instances} must be at least min_instances ({self.min_instances})"
-            )
         return self
 
     @property
@@ -103,6 +99,13 @@ class Autoscale(Frozen):
         if self.min_instances > count:
             raise ValueError(
                 f"autoscale.min_instances: {self.min_instances} must be from 1 to count ({count})"
+            )
+        # after the bound on min_instances: with min_instances = 9 in a pool of 8, 'initial_instances: 1 must
+        # be at least min_instances (9)' sent the user to the wrong field (a review)
+        if self.initial_instances is not None and self.initial_instances < self.min_instances:
+            raise ValueError(
+                f"autoscale.initial_instances: {self.initial_instances} must be from min_instances "
+                f"({self.min_instances}) to count ({count})"
             )
         if self.initial > count:
             raise ValueError(f"autoscale.initial_instances: {self.initial} must be from 1 to count ({count})")

@@ -221,11 +221,23 @@ def test_bad_autoscale_settings_name_the_field() -> None:
                 "deployment.pools[0].autoscale.initial_instances": None,
             }
         )
-    with pytest.raises(ScenarioError, match="initial_instances"):
+    with pytest.raises(
+        ScenarioError, match=r"initial_instances: 1 must be from min_instances \(2\) to count"
+    ):
         _day(
             **{
                 "deployment.pools[0].autoscale.initial_instances": 1,
                 "deployment.pools[0].autoscale.min_instances": 2,
+            }
+        )
+    # a min_instances over the count is named before an initial_instances below it (it named the initial: a review)
+    with pytest.raises(
+        ScenarioError, match=r"pools\[0\]\.autoscale\.min_instances: 9 must be from 1 to count"
+    ):
+        _day(
+            **{
+                "deployment.pools[0].autoscale.initial_instances": 1,
+                "deployment.pools[0].autoscale.min_instances": 9,
             }
         )
     with pytest.raises(ScenarioError, match="elastic"):
