@@ -53,6 +53,13 @@ class Pool(Frozen):
     def _check(self) -> "Pool":
         if self.autoscale is not None:
             self.autoscale.check_within(self.count, self.tier)
+        if self.tier == "edge" and self.power_cap_kw is not None:
+            # the edge site's budget admits chips at their uncapped draw: a pool cap there ran its NPUs at 38%
+            # of their clock while the budget still held two of four busy (a review)
+            raise ValueError(
+                "power_cap_kw: an edge pool's chips share the edge site's budget (deployment.edge.power_budget_w); "
+                "a pool cap is for data-centre pools"
+            )
         return self
 
     @property

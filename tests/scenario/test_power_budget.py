@@ -134,3 +134,12 @@ def test_a_cap_too_tight_for_the_relation_is_refused_with_the_least_that_works()
         ScenarioError, match=r"deployment\.pools\[1\]\.power_cap_kw: the least cap is 2\.05 kW .*: 1 kW holds"
     ):
         resolve(chat(**{"deployment.pools[1].power_cap_kw": 1.0}))
+
+
+def test_an_edge_pool_takes_no_pool_cap_of_its_own() -> None:
+    """An edge pool's chips share the edge site's budget, which admits them at their uncapped draw: a pool cap
+    there ran the NPUs at 38% of their clock while the budget still held two of four busy (a review)."""
+    with pytest.raises(
+        ScenarioError, match=r"deployment\.pools\[1\]\.power_cap_kw: an edge pool's chips share"
+    ):
+        io.apply_overrides(io.load_preset("edge-offload"), {"deployment.pools[1].power_cap_kw": 0.05})
