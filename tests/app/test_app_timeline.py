@@ -177,9 +177,8 @@ def test_the_day_presets_teach_their_lesson_on_the_first_screen(preset: str) -> 
     assert f"{float(shown['Instance-hours'].split()[0]):.1f}" in lesson
     if preset == "day-autoscaled":
         missed, of = shown["Misses while starting"].split(" of ")
-        assert f"{missed} of its {of} misses" in lesson
-        assert f"{shown['Scale-ups / downs'].split(' / ')[0]} scale-ups" in lesson
-        assert f"{shown['Cold start']} from request to serving" in lesson
+        assert f"Its {of} misses" in lesson and f"{missed} while a new instance loads its weights" in lesson
+        assert f"{shown['Scale-ups / downs'].split(' / ')[0]} scale-ups of {shown['Cold start']}" in lesson
 
 
 def test_the_workload_page_sets_the_hour_of_peak_of_a_daily_curve() -> None:
