@@ -255,6 +255,8 @@ with c2:
         money_figures(None)
     if (capped := ex.power_cap_line(s)) is not None:  # the cap, the clock it imposes, the draw
         st.caption(plain(capped))
+    elif (drew := ex.mean_power_line(s)) is not None:  # what a site's power budget is set against
+        st.caption(plain(drew))
 # the tables under both columns, at the page's width: in half of it at 1,100 px their last
 # column ('share of bill', 'KV memory') was cut
 st.dataframe(tables.cost_view(parts), hide_index=True, width="stretch", column_config=tables.COST_PARTS)

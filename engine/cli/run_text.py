@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engine.core.numbers import count3
 from engine.explain import confidence, run_bands, sustain
 from engine.explain.bill import assumed_said, billed_said, listed_said
-from engine.explain.power_line import power_cap_line
+from engine.explain.power_line import mean_power_text, power_cap_line
 from engine.explain.presentation import scheduler_figures
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
@@ -238,7 +238,12 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     e = doc["energy"]["joules_per_output_token"]
     energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
     print(
-        f"energy: {_fmt(e)} J per output token{energy_error}" if e is not None else "energy: no output token"
+        (
+            f"energy: {_fmt(e)} J per output token{energy_error}"
+            if e is not None
+            else "energy: no output token"
+        )
+        + mean_power_text(doc)
     )
     if (capped := power_cap_line(doc)) is not None:
         print(capped)

@@ -79,7 +79,7 @@ _BY_MODULE = {
     "way_in": "way_in_line client_line",
     "scaled": "autoscale_line",
     "timeline_marks": "FaultMark fault_marks fault_notes unmet_faults met_faults met_faults_note",
-    "power_line": "power_cap_line",
+    "power_line": "power_cap_line mean_power_line",
     "run_preview": (
         "PREVIEW_ERROR PREVIEW_REQUESTS RunPreview measure_preview_error preview_error_text preview_of"
     ),
@@ -203,6 +203,7 @@ __all__ = [
     "limits",
     "line",
     "marked",
+    "mean_power_line",
     "measure_preview_error",
     "met_faults",
     "met_faults_note",
@@ -343,7 +344,7 @@ if TYPE_CHECKING:
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
     from engine.explain.mode_switch import chips_changed, unshared_edits, with_load_of, with_mode
     from engine.explain.pairing import paired_cdfs, paired_targets, unpaired
-    from engine.explain.power_line import power_cap_line
+    from engine.explain.power_line import mean_power_line, power_cap_line
     from engine.explain.presentation import (
         ALL_CLASSES,
         cache_figures,

@@ -37,6 +37,7 @@ COMPARED: tuple[tuple[str, str, str, Better], ...] = (
     ("Cost per request", "cost.usd_per_request", "$", "lower"),
     ("Cost per 1M output tokens", "cost.usd_per_million_output_tokens", "$", "lower"),
     ("Energy per output token", "energy.joules_per_output_token", "J", "lower"),
+    ("Mean chip power", "energy.mean_kw", "kW", "lower"),
     ("Rejected", "requests.rejected", "requests", "lower"),
     ("Failed", "requests.failed", "requests", "lower"),
     ("Cache hit rate", "cache.hit_rate", "fraction", "higher"),

@@ -15,17 +15,37 @@ def power_cap_line(summary: Mapping[str, Any]) -> str | None:
     p = summary.get("power_cap")
     if not p:
         return None
+    # over the run, its drain included (4.42 kW read as the window's, which drew 4.54: a review); the
+    # data centre's chips (an edge pool named 'site' stood beside 'the site drew 0.20 kW')
     site = (
-        f"site cap {p['site_cap_kw']:,.3g} kW, drew {p['site_mean_kw']:,.2f} kW on average"
+        f"site cap {p['site_cap_kw']:,.3g} kW, drew {p['site_mean_kw']:,.2f} kW on average over the run"
         if p["site_cap_kw"] is not None
-        else f"the site drew {p['site_mean_kw']:,.2f} kW on average"
+        else f"the data-centre chips drew {p['site_mean_kw']:,.2f} kW on average over the run"
     )
     pools = "; ".join(
-        f"{name} {q['cap_kw']:,.3g} kW ({q['chip_limit_w']:,.0f} W a chip): clock {q['clock_factor']:.0%}, "
+        f"{name} {q['cap_kw']:,.3g} kW ({q['chip_limit_w']:,.3g} W a chip): clock {q['clock_factor']:.0%}, "
         f"HBM bandwidth {q['bandwidth_factor']:.0%}, drew {q['mean_kw']:,.2f} kW"
         for name, q in p["pools"].items()
     )
     return f"Power cap: {site}" + (f"; {pools}." if pools else "; no pool's chips limited below their TDP.")
 
 
-__all__ = ["power_cap_line"]
+def mean_power_line(summary: Mapping[str, Any]) -> str | None:
+    """'The chips drew 5.74 kW on average over the run, ...', or None where the summary has no mean power
+    (a run of none, or a summary written before `Energy.mean_kw`)."""
+    kw = (summary.get("energy") or {}).get("mean_kw")
+    if kw is None:
+        return None
+    return (
+        f"The chips drew {kw:,.3g} kW on average over the run, its drain included (the chips alone, idle "
+        "included: no servers or cooling)."
+    )
+
+
+def mean_power_text(summary: Mapping[str, Any]) -> str:
+    """`mean_power_line` as a clause after the energy per token ('; the chips drew ...'), or ''."""
+    line = mean_power_line(summary)
+    return "" if line is None else f"; t{line[1:-1]}"
+
+
+__all__ = ["mean_power_line", "mean_power_text", "power_cap_line"]

@@ -57,6 +57,7 @@ from engine.serving.stats import by_reason, latency_stats, nan_mean, percentile
 from engine.serving.summary import (
     Client,
     Edge,
+    Energy,
     LatencyMs,
     LatencyStats,
     PoolPower,
@@ -411,6 +412,15 @@ def _rated(
     return rated, max(span, end - lo)
 
 
+def _energy_section(energy_j: float, out_tokens: float, end_s: float) -> Energy:
+    """The run's energy, per output token and as the chips' mean power over the run (`summary.Energy`)."""
+    return {
+        "joules": energy_j,
+        "joules_per_output_token": energy_j / out_tokens if out_tokens else None,
+        "mean_kw": energy_j / end_s / 1e3 if end_s > 0 else None,
+    }
+
+
 def summary(
     resolved: Resolved,
     rec: Records,
@@ -469,10 +479,7 @@ def summary(
         "utilization": util,
         "calibration": {pool.spec.name: pool.calibration.as_dict() for pool in resolved.pools},
         "cost": cost_summary(resolved, rec, columns, cum_all, energy_by_pool),
-        "energy": {
-            "joules": energy_j,
-            "joules_per_output_token": energy_j / out_tokens if out_tokens else None,
-        },
+        "energy": _energy_section(energy_j, out_tokens, rec.end_s),
         "window_s": span,
         "drain_end_s": rec.end_s,
         "cache": cache_summary(resolved, rec, columns, mask),

@@ -199,6 +199,10 @@ class Energy(TypedDict):
     """Every chip's energy, J (with the designs reconfigurable chips loaded: `reconfig_j`)."""
     joules_per_output_token: float | None
     """Energy per output token of completed requests, J (None when none)."""
+    mean_kw: NotRequired[float | None]
+    """Every chip's mean power over the run (its drain included): `joules` over `drain_end_s`, kW; the
+    chips alone, idle included, no servers or cooling (what a site's power budget is set against; an
+    uncapped site showed none: a review)."""
 
 
 class Cache(TypedDict):

@@ -143,3 +143,21 @@ def test_an_edge_pool_takes_no_pool_cap_of_its_own() -> None:
         ScenarioError, match=r"deployment\.pools\[1\]\.power_cap_kw: an edge pool's chips share"
     ):
         io.apply_overrides(io.load_preset("edge-offload"), {"deployment.pools[1].power_cap_kw": 0.05})
+
+
+def test_every_run_says_what_its_chips_drew(uncapped: Any, capped: Any) -> None:
+    """An uncapped site never said what it drew (5.7 kW for chat-disaggregated, against the 6 kW cap its
+    counterpart is held to; a review): the summary's mean power, `run`'s energy line and Compare's row."""
+    from engine.explain.compare_table import compare
+    from engine.explain.power_line import mean_power_line
+
+    e = uncapped.summary["energy"]
+    assert e["mean_kw"] == pytest.approx(e["joules"] / uncapped.summary["drain_end_s"] / 1e3)
+    assert 4.0 < e["mean_kw"] < 8.4  # busy chips, under their TDP
+    assert capped.summary["energy"]["mean_kw"] == pytest.approx(capped.summary["power_cap"]["site_mean_kw"])
+    assert mean_power_line(uncapped.summary) == (
+        f"The chips drew {e['mean_kw']:,.3g} kW on average over the run, its drain included (the chips alone, "
+        "idle included: no servers or cooling)."
+    )
+    rows = compare(capped.summary, uncapped.summary)
+    assert "Mean chip power" in list(rows["figure"])
