@@ -43,6 +43,11 @@ from ui.text import plain
 # a pool's most instances, as the scenario allows (the Instances slider ends at 32; the box beside it goes on)
 COUNT_HI = field_shape(Pool, "count").hi
 
+POWER_HELP = (
+    "The site's power cap is the total its data-centre pools' chips may draw: a pool with a cap of its own "
+    "keeps it, and the other pools share the rest, each chip held to the same share of its TDP (a power "
+    "limit, as nvidia-smi -pl sets); an edge site has its own budget. Empty: no site cap."
+)
 POOL_FIELDS = {
     "name",
     "role",
@@ -293,8 +298,8 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
     eps = fitting_eps(sc, i, ep_choices(pool.tp * pool.dp, moe.experts)) if moe else None  # the ones it holds
     split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name), eps)
     extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
-    if extra:
-        model_form(path, Pool, only=extra, columns=2)
+    if extra:  # a lone field the pool's width (in half of it a cap of 12.25 kW read '12.': a browser review)
+        model_form(path, Pool, only=extra, columns=min(2, len(extra)))
     if pool.role == "prefill" and len(decode_pools) > 1:
         names(
             f"{path}.sends_to",
@@ -347,6 +352,10 @@ else:
             help="Another pool of this role (a copy of the last one, one instance): several kinds of chips "
             "can share a role, and the router spreads work by their speed (or price, with cost_aware).",
         )
+with st.container(border=True):  # beside the pools' caps (it stood in the Batching box: a browser review)
+    st.markdown("**Power**", help=POWER_HELP)
+    model_form("deployment", Deployment, only=["power_cap_kw"], columns=3)
+    st.caption(POWER_HELP)
 left, right = st.columns(2)
 with left, st.container(border=True):
     st.markdown("**Batching**", help=(Batching.__doc__ or "").strip())
@@ -385,6 +394,7 @@ with left, st.container(border=True):
             "fallback",
             "degrade",
             "edge",
+            "power_cap_kw",
         }
     ]
     if extra:  # two a row: three read 'E…' for Eager mode at 1,100 px (a review)

@@ -19,7 +19,8 @@ NICs: `cost.server_power_factor`) is not in the cap. Default: no cap, and nothin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -81,16 +82,14 @@ def chip_limits(site_cap_kw: float | None, pools: Sequence[CappedPool]) -> list[
         clock = power_cap.clock_at_limit(p.hardware, limit_w)
         if clock < power_cap.MIN_CLOCK:
             site = None if site_cap_kw is None or p.cap_kw is not None else (site_cap_kw, own_w / 1e3)
-            _refuse(field, p, limit_w, rest_tdp_w, site)
+            _refuse(field, p, limit_w, rest_tdp_w, site, _own_fields(pools))
         out.append(ChipLimit(limit_w=limit_w, clock=clock, cap_kw=limit_w * p.chips / 1e3))
     return out
 
 
 def _over_site(site_cap_kw: float, pools: Sequence[CappedPool], own_w: float) -> None:
     """The refusal of pools' own caps that sum over the site's, naming both fields."""
-    fields = ", ".join(
-        f"deployment.pools[{i}].power_cap_kw" for i, p in enumerate(pools) if p.cap_kw is not None
-    )
+    fields = _own_fields(pools)
     raise ScenarioError(
         f"deployment.power_cap_kw: the site's {site_cap_kw:g} kW is less than the {own_w / 1e3:.3g} kW its "
         f"pools' own caps let them draw ({fields}): the site's cap is the total, which the pools' caps share; "
@@ -98,25 +97,52 @@ def _over_site(site_cap_kw: float, pools: Sequence[CappedPool], own_w: float) ->
     )
 
 
+def _sig(kw: float, way: Callable[[float], float]) -> str:
+    """`kw` to three significant figures rounded `way` (math.ceil for a least, math.floor for a most), so
+    that the figure a refusal offers works: 'the least cap is 6 kW' stood over a refusal of 6 kW (6.0018)."""
+    step = 10.0 ** (math.floor(math.log10(abs(kw))) - 2) if kw > 0 else 1.0
+    return f"{way(round(kw / step, 9)) * step:.3g}"
+
+
+def _own_fields(pools: Sequence[CappedPool]) -> str:
+    """The fields of the pools with caps of their own, comma-separated."""
+    return ", ".join(
+        f"deployment.pools[{i}].power_cap_kw" for i, p in enumerate(pools) if p.cap_kw is not None
+    )
+
+
 def _refuse(
-    field: str, p: CappedPool, limit_w: float, rest_tdp_w: float, site: tuple[float, float] | None
+    field: str,
+    p: CappedPool,
+    limit_w: float,
+    rest_tdp_w: float,
+    site: tuple[float, float] | None,
+    own_fields: str = "",
 ) -> None:
     """The one-line refusal of a cap too tight for the relation: the figure, and the least that works
-    (`site`: the site's cap and what the pools with caps of their own take of it, kW)."""
+    (`site`: the site's cap and what the pools with caps of their own take of it, kW; `own_fields`, theirs)."""
     least_w = power_cap.limit_for_clock(p.hardware, power_cap.MIN_CLOCK)
+    fix = "or use fewer chips"
     if site is not None:
         site_cap_kw, own_kw = site
-        least_kw = least_w / p.hardware.tdp_w * rest_tdp_w / 1e3 + own_kw
+        rest_kw = least_w / p.hardware.tdp_w * rest_tdp_w / 1e3  # what the others need at the least
+        least_kw = rest_kw + own_kw
         got = f"{site_cap_kw:g} kW holds each {p.hardware.id} of pool {p.name!r} to {limit_w:.0f} W"
+        # the other way out: the pools' own caps (the page filed it under one, unnamed: a browser review)
         if own_kw > 0:
-            got += f" (after the {own_kw:.3g} kW its pools with caps of their own take)"
+            if (room := site_cap_kw - rest_kw) > 0:
+                fix = f"or the pools' own caps at most {_sig(room, math.floor)} kW together ({own_fields}), {fix}"
+            got += (
+                f" after the {own_kw:.3g} kW the pools with caps of their own may draw (each its cap, or its "
+                "chips' TDP where lower)"
+            )
     else:
         least_kw = least_w * p.chips / 1e3
         got = f"{limit_w * p.chips / 1e3:g} kW holds each of pool {p.name!r}'s {p.chips} {p.hardware.id} to "
         got += f"{limit_w:.0f} W"
     # the least cap first: a toast cut the line before it, behind 'view more' (a browser review)
     raise ScenarioError(
-        f"{field}: the least cap is {least_kw:.3g} kW (or use fewer chips): {got}, below the {least_w:.0f} W at "
+        f"{field}: the least cap is {_sig(least_kw, math.ceil)} kW ({fix}): {got}, below the {least_w:.0f} W at "
         f"which it would run at {power_cap.MIN_CLOCK:.0%} of its clock (TDP {p.hardware.tdp_w:g} W, idle "
         f"{p.hardware.idle_w:g} W)"
     )

@@ -73,9 +73,14 @@ def test_the_site_cap_is_a_total_that_pool_caps_share_and_a_cap_above_the_tdp_ch
             )
         )
     with pytest.raises(
-        ScenarioError, match=r"deployment\.power_cap_kw: the least cap is .* \(after the 3\.6 kW"
+        ScenarioError,
+        match=r"deployment\.power_cap_kw: the least cap is 5\.66 kW \(or the pools' own caps at most 2\.44 kW "
+        r"together \(deployment\.pools\[0\]\.power_cap_kw\), or use fewer chips\): .* after the 3\.6 kW",
     ):
         resolve(chat(**{"deployment.power_cap_kw": 4.5, "deployment.pools[0].power_cap_kw": 3.6}))
+    # each way out it offers works, rounded the way that does (a least up, a most down)
+    resolve(chat(**{"deployment.power_cap_kw": 5.66, "deployment.pools[0].power_cap_kw": 3.6}))
+    resolve(chat(**{"deployment.power_cap_kw": 4.5, "deployment.pools[0].power_cap_kw": 2.44}))
 
 
 def test_no_cap_and_a_cap_that_never_binds_give_identical_runs(uncapped: Any) -> None:
@@ -126,12 +131,12 @@ def test_out_of_range_caps_are_refused_naming_the_field(override: dict[str, Any]
 def test_a_cap_too_tight_for_the_relation_is_refused_with_the_least_that_works() -> None:
     with pytest.raises(
         ScenarioError,
-        match=r"deployment\.power_cap_kw: the least cap is 4\.1 kW \(or use fewer chips\): "
+        match=r"deployment\.power_cap_kw: the least cap is 4\.11 kW \(or use fewer chips\): "
         r"3\.5 kW holds each h100-sxm",
     ):
         resolve(chat(**{"deployment.power_cap_kw": 3.5}))
     with pytest.raises(
-        ScenarioError, match=r"deployment\.pools\[1\]\.power_cap_kw: the least cap is 2\.05 kW .*: 1 kW holds"
+        ScenarioError, match=r"deployment\.pools\[1\]\.power_cap_kw: the least cap is 2\.06 kW .*: 1 kW holds"
     ):
         resolve(chat(**{"deployment.pools[1].power_cap_kw": 1.0}))
 
