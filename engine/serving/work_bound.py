@@ -121,7 +121,14 @@ class WorkEstimate:
             top = max(parts, key=lambda t: t.value) if parts else None
             why = f": {top.cause}; {top.advice}" if top else ""
             ratio = value / limit
-            times = f"{ratio:.1f}" if ratio < 10 else f"{ratio:,.0f}"
+            # just over reads over: '1.0x over' (and '10 million, limit 10 million, 1.1x over') said nothing
+            times = (
+                f"{math.ceil(ratio * 100) / 100:.2f}"
+                if ratio < 1.1
+                else f"{ratio:.1f}"
+                if ratio < 10
+                else f"{ratio:,.0f}"
+            )
             if quantity == "memory_bytes":  # '2.2 GB of simulation state', not '2.2 billion bytes of ...'
                 label = label.removeprefix("bytes ")
                 amount, cap = (f"{float(f'{v / 1e9:.2g}'):g} GB" for v in (value, limit))
