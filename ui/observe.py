@@ -215,7 +215,7 @@ def section() -> None:
         on_change=uploads.keep,
         args=(UPLOAD,),
     )
-    files = uploads.files(UPLOAD, ups)  # (kept from an earlier visit where the box is empty)
+    files = _readable(uploads.files(UPLOAD, ups))  # (kept from an earlier visit where the box is empty)
     if not files:
         return
     _answers_for(files)
@@ -251,6 +251,22 @@ def section() -> None:
         )
         return
     _fitted(runs, observations, dep, cat, key, before)
+
+
+def _readable(files: Files) -> Files:
+    """The files that read as benchmark results; each other one's error said (one broken file beside a good
+    one hid the good one's replay until it was removed: a browser review)."""
+    good = []
+    for data, name in files:
+        try:
+            ob.read_text(data, name)
+        except ScenarioError as exc:
+            st.error(plain(exc), icon=":material/error:")
+            continue
+        good.append((data, name))
+    if good and len(good) < len(files):
+        st.caption(f"Replayed and fitted without the file{'s' if len(files) - len(good) > 1 else ''} above.")
+    return tuple(good)
 
 
 def _window(files: Files) -> float | bool | None:

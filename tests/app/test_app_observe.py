@@ -81,6 +81,20 @@ def test_a_file_of_no_known_format_is_refused_in_one_line() -> None:
     assert len(at.error) == 1 and "none of" in at.error[0].value and "\n" not in at.error[0].value
 
 
+def test_a_broken_file_beside_a_good_one_leaves_the_good_ones_replay() -> None:
+    """A broken file uploaded with a good one hid the good one's replay until it was removed (a browser
+    review): the broken one's error is said and the good one is replayed without it."""
+    at = app("hardware")
+    good = (FIX / FILES[0]).read_bytes()
+    at.file_uploader(key="fg:observe-upload").set_value(
+        [(FILES[0], good, "application/json"), ("broken.csv", b"a,b\n1,2\n", "text/csv")]
+    ).run()
+    assert_clean(at)
+    assert len(at.error) == 1 and text_of(at.error[0].value).startswith("broken.csv")
+    assert any("without the file above" in text_of(c.value) for c in at.caption)
+    assert "error" in _frame(at, "error").columns  # the good file's replay table
+
+
 @pytest.mark.slow
 def test_a_file_without_its_load_asks_for_it() -> None:
     at = app("hardware")
