@@ -159,7 +159,10 @@ def upload_editor() -> None:
         _refused(f"{name}: {plain(trace_problem('x' + suffix, first))}")
         return
     sc = state.scenario()
-    trace = Trace(format=fmt, path=up.name[:200] or "upload")  # type: ignore[arg-type]
+    # the replay's cap on requests set over the trace before it holds for this one (set to 100,000, a
+    # 1.5M-row file was still refused counting every row: a browser review)
+    cap = sc.workload.trace.max_requests if sc.workload.trace is not None else None
+    trace = Trace(format=fmt, path=up.name[:200] or "upload", max_requests=cap)  # type: ignore[arg-type]
     try:
         gap = class_gap(sc, trace_class_names(text, fmt))
         if gap.missing:
@@ -168,31 +171,70 @@ def upload_editor() -> None:
         with st.spinner(f"Checking {name}…"):
             reqs = read_trace(trace, sc, text=text)
         ref = store_upload(raw, suffix)
-        over = _over_bound(sc, fmt, ref, reqs, up.name)
+        over = _over_bound(sc, {"format": fmt, "path": ref, "max_requests": cap}, reqs, up.name)
+        earliest = _earliest_that_fit(sc, trace, ref, text, reqs) if over else None
     except ScenarioError as exc:
         _refused(plain(exc))
         return
     if over:
         _refused(plain(over))
+        if earliest is not None:  # the way out the refusal names, one click away (the field shows only after)
+            st.button(
+                f"Replay its earliest {earliest:,} requests",
+                key="fg:upload-earliest",
+                on_click=_apply_upload,
+                args=({"format": fmt, "path": ref, "max_requests": earliest}, digest, up.name, None),
+                icon=":material/content_cut:",
+            )
         return
-    if state.override({"workload.trace": {"format": fmt, "path": ref}}):
-        st.session_state[state.UPLOAD_DONE] = digest
-        st.session_state[state.UPLOAD_NAME] = up.name
-        state.clear_upload_notes()  # the file before it is no longer replayed: nor said
-        state.notify(
-            f"{up.name}: {kept_text(reqs.source, sc.duration_s)}, format {fmt}.",
-            kind="success",
-            key=f"upload:{up.name}",
-        )
+    _apply_upload(
+        {"format": fmt, "path": ref, "max_requests": cap},
+        digest,
+        up.name,
+        kept_text(reqs.source, sc.duration_s),
+    )
+    if st.session_state.get(state.UPLOAD_DONE) == digest:
         st.rerun()
 
 
-def _over_bound(sc: Scenario, fmt: str, ref: str, reqs: Any, file_name: str) -> str:
+def _earliest_that_fit(sc: Scenario, trace: Trace, ref: str, text: str, reqs: Any) -> int | None:
+    """The most requests of the upload's earliest, to two figures, whose replay the work bound admits
+    (None where none found, or where the count is not what is over)."""
+    est = estimate_work(apply_overrides(sc, {"workload.trace": {**trace.model_dump(), "path": ref}}), reqs)
+    n = int(est.requests)
+    guess = n / max(est.load(), 1.0) * 0.95
+    if guess < 1:
+        return None
+    step = 10 ** max(int(f"{guess:e}".split("e")[1]) - 1, 0)
+    count = int(guess // step * step)
+    capped = trace.model_copy(update={"max_requests": count})
+    fewer = read_trace(capped, sc, text=text)
+    doc = {**capped.model_dump(), "path": ref}
+    return (
+        count
+        if 0 < count < n and not estimate_work(apply_overrides(sc, {"workload.trace": doc}), fewer).problems()
+        else None
+    )
+
+
+def _apply_upload(trace: dict[str, Any], digest: str, file_name: str, kept: str | None) -> None:
+    """The upload in use: the scenario's trace, the file's name kept, and said (`kept`: what it keeps of the
+    file; None: its earliest `max_requests`)."""
+    if state.override({"workload.trace": trace}):
+        st.session_state[state.UPLOAD_DONE] = digest
+        st.session_state[state.UPLOAD_NAME] = file_name
+        state.clear_upload_notes()  # the file before it is no longer replayed: nor said
+        said = kept if kept is not None else f"its earliest {trace['max_requests']:,} requests"
+        state.notify(
+            f"{file_name}: {said}, format {trace['format']}.", kind="success", key=f"upload:{file_name}"
+        )
+
+
+def _over_bound(sc: Scenario, trace: dict[str, Any], reqs: Any, file_name: str) -> str:
     """Why the run would refuse the work of replaying this upload ('' when it would not; not escaped):
     said when the file is applied, not after a success the run then refused (a 1.6M-row file: a review)."""
-    over = estimate_work(
-        apply_overrides(sc, {"workload.trace": {"format": fmt, "path": ref}}), reqs
-    ).problems()
+    ref = trace["path"]
+    over = estimate_work(apply_overrides(sc, {"workload.trace": trace}), reqs).problems()
     if not over:
         return ""
     return (
@@ -284,7 +326,7 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
         ref = store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
         # the work bound the upload itself checks, with the classes the file adds (it was skipped here:
         # such a file was refused only when its run was, a read-through)
-        over = _over_bound(with_them, fmt, ref, reqs, file_name)
+        over = _over_bound(with_them, {"format": fmt, "path": ref}, reqs, file_name)
     except (ScenarioError, UnicodeDecodeError) as exc:
         over = f"{file_name}: {exc}"
     if over:

@@ -286,3 +286,37 @@ def test_a_second_upload_replaces_the_firsts_message() -> None:
     ).run()
     said = [text_of(m.value) for m in (*at.success, *at.toast, *at.info, *at.warning)]
     assert any("two.csv" in t for t in said) and not any("one.csv" in t for t in said), said
+
+
+def test_a_trace_over_the_work_bound_offers_its_earliest_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 1.5M-row trace was refused with 'the trace's max requests keeps the earliest', a field shown only
+    once a file is applied (a browser review): the refusal offers the earliest requests that fit, and a cap
+    set over the trace before holds for the next file."""
+    from engine.core import bounds
+
+    at = app("workload")
+    monkeypatch.setattr(bounds, "MAX_EVENTS", 5_000)
+    rows = "\n".join(f"{i * 0.05:.2f},{200 + i % 50},{20 + i % 7}" for i in range(3000))
+    _upload(at, "big.csv", f"arrival_s,input_tokens,output_tokens\n{rows}\n")
+    assert not at.exception and scenario_of(at).workload.trace is None
+    assert any("big.csv: work bound: about" in text_of(e.value) for e in at.error), [
+        e.value for e in at.error
+    ]
+    button = at.button(key="fg:upload-earliest")
+    count = int(text_of(button.label).split("earliest ")[1].split(" ")[0].replace(",", ""))
+    assert 0 < count < 3000
+    button.click().run()
+    assert_clean(at)
+    tr = scenario_of(at).workload.trace
+    assert tr is not None and tr.max_requests == count and tr.path.startswith("upload:")
+    assert any(f"big.csv: its earliest {count:,} requests" in text_of(s.value) for s in at.success)
+    # another file over the bound replays under the cap now set, as the CLI does with it
+    more = "\n".join(f"{i * 0.05:.2f},{300 + i % 50},{25 + i % 7}" for i in range(3000))
+    _upload(at, "more.csv", f"arrival_s,input_tokens,output_tokens\n{more}\n")
+    assert_clean(at)
+    tr = scenario_of(at).workload.trace
+    assert (
+        tr is not None
+        and tr.max_requests == count
+        and any("more.csv" in text_of(s.value) for s in at.success)
+    )
