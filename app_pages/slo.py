@@ -245,7 +245,8 @@ def _holds(pct: float) -> str:
     """How far into the tail a target holds: 'every request within it', or 'holds to p97.3'."""
     if pct >= 100.0:
         return "every request within it"
-    return f"holds to p{tables.holds_pct(pct):g}"
+    held = tables.holds_pct(pct)
+    return "no request within it" if held <= 0 else f"holds to p{held:g}"  # ('holds to p0': a browser review)
 
 
 short = ex.shortfall_rps(res.summary)  # unsustainable: no class passes

@@ -348,7 +348,7 @@ def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[s
     return [
         *out,
         (
-            "Worst minute",
+            "Worst minute, SLO",  # what of it ('Worst minute 75.1%': a browser review)
             "–" if worst is None else f"{worst:.1%}",
             "The lowest SLO attainment of the requests arriving in one minute.",
         ),

@@ -137,8 +137,16 @@ def number(value: Any, what: str, *, low: float = 0.0, high: float = MAX_VALUE) 
     if not math.isfinite(v):
         raise ScenarioError(f"{what}: {value!r} is not a finite number")
     if v < low or v > high:
-        raise ScenarioError(f"{what}: {v:g} is out of range [{low:g}, {high:g}]")
+        raise ScenarioError(f"{what}: {_plain(v)} is out of range [{_plain(low)}, {_plain(high)}]")
     return v
+
+
+def _plain(v: float) -> str:
+    """A bound as a reader types it: 1,048,576 (it read 1.04858e+06: a browser review), 0.5, or 1e+18 past
+    a trillion, where digits no longer help."""
+    if v == int(v) and abs(v) < 1e12:
+        return f"{int(v):,}"
+    return f"{v:g}"
 
 
 def optional(data: Mapping[str, Any], key: str, what: str, **kw: float) -> float | None:

@@ -491,6 +491,8 @@ def test_the_slo_page_warns_of_a_ttft_target_under_the_first_token() -> None:
     assert not at.exception, [e.value for e in at.exception]
     said = [text_of(w.value) for w in at.warning]
     assert any("its TTFT target of 25 ms is at or under the" in w for w in said), said
+    shown = " ".join(text_of(m.value) for m in [*at.error, *at.success, *at.info, *at.warning])
+    assert "TTFT p90" in shown and "holds to p0" not in shown and "no request within it" in shown, shown
 
 
 def test_the_stacks_iteration_policy_says_whose_default_it_is() -> None:

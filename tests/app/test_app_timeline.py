@@ -48,7 +48,7 @@ def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
         "Misses while starting",
         "Scale-ups / downs",
         "Cold start",
-        "Worst minute",
+        "Worst minute, SLO",
         "Peak power",
     ]
 

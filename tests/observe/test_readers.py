@@ -392,3 +392,14 @@ def test_a_ramped_request_rate_is_refused_not_replayed_as_a_burst(tmp_path: Path
     p.with_suffix(".txt").write_text(cmd + " --ramp-up-end-rps 16\n" + text)
     with pytest.raises(ScenarioError, match=r"exponential ramp .*from 2 to 16 req/s"):
         detect.read_path(p.with_suffix(".txt"))
+
+
+def test_a_range_reads_as_a_reader_types_it() -> None:
+    """'1.04858e+06' in a refusal of an upload's token count (a browser review): whole bounds with their
+    thousands, fractions as they are."""
+    from engine.observe.observation import number
+
+    with pytest.raises(ScenarioError, match=r"^x: 2,000,000 is out of range \[0, 1,048,576\]$"):
+        number(2e6, "x", high=1_048_576)
+    with pytest.raises(ScenarioError, match=r"^x: 0\.25 is out of range \[0\.5, 2\]$"):
+        number(0.25, "x", low=0.5, high=2.0)

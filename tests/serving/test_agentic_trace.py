@@ -292,7 +292,7 @@ BAD: list[tuple[str, str]] = [
     (lines(session({"in": 8, "out": 1, "hash_ids": []})), r"requests\[0\]: missing field 't'"),
     (
         lines(session(req(t=-1))),
-        r"requests\[0\], field t: must be a time in seconds from 0 to 1e\+15 \(got -1\)",
+        r"requests\[0\], field t: must be a time in seconds from 0 to 10\^15 \(got -1\)",
     ),
     (lines(session(req(t="0"))), r"field t: must be a time"),
     (lines(session(req(t=True))), r"field t: must be a time"),

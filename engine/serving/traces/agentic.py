@@ -22,6 +22,7 @@ ScenarioError naming its session, request and field.
 from __future__ import annotations
 
 import json
+import math
 import re
 from array import array
 from collections.abc import Iterator
@@ -83,7 +84,7 @@ def _offsets(entries: list[object], where: str, path: str, max_gap_s: float | No
             raise ScenarioError(f"{where}, {path}[{i}]: missing field 't'")
         t = entry["t"]
         if not (_is_number(t) and 0 <= t <= MAX_OFFSET_S):
-            rule = f"a time in seconds from 0 to {MAX_OFFSET_S:.0e}"
+            rule = f"a time in seconds from 0 to 10^{math.log10(MAX_OFFSET_S):.0f}"
             raise ScenarioError(f"{where}, {path}[{i}], field t: must be {rule} (got {_show(t)})")
         times.append(float(t))
     if max_gap_s is None or not times:

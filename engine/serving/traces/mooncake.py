@@ -10,6 +10,7 @@ raises ScenarioError naming its line and field.
 from __future__ import annotations
 
 import json
+import math
 from array import array
 
 import numpy as np
@@ -75,7 +76,7 @@ def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
                 raise ScenarioError(f"{name}: line {line_no}: missing field {exc.args[0]!r}") from None
             where = f"{name}: line {line_no}, field"
             if not ((type(ts) is int or type(ts) is float) and 0 <= ts <= MAX_TIMESTAMP_MS):
-                rule = f"a time in milliseconds from 0 to {MAX_TIMESTAMP_MS:.0e}"
+                rule = f"a time in milliseconds from 0 to 10^{math.log10(MAX_TIMESTAMP_MS):.0f}"
                 raise ScenarioError(f"{where} timestamp: must be {rule} (got {_show(ts)})")
             if not (type(inp) is int and 1 <= inp <= top):
                 raise ScenarioError(f"{where} input_length: must be {LENGTH_RULE} (got {_show(inp)})")
