@@ -14,7 +14,7 @@ from engine.core.numbers import count3
 from engine.explain import confidence, run_bands, sustain
 from engine.explain.bill import assumed_said, billed_said, listed_said
 from engine.explain.power_line import mean_power_text, power_cap_line
-from engine.explain.presentation import scheduler_figures
+from engine.explain.presentation import edge_line, scheduler_figures
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
 from engine.explain.timeline_marks import fault_notes
@@ -235,6 +235,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     _band_note(marks, moves)
     if (scaled := autoscale_line(doc)) is not None:
         print(scaled)
+    if (edge := edge_line(doc)) is not None:  # as Results says it (run printed nothing of the edge: a review)
+        print(edge)
     e = doc["energy"]["joules_per_output_token"]
     energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
     print(

@@ -140,3 +140,18 @@ def test_run_says_its_latencies_are_of_the_answered_where_many_were_not(
     assert "(latencies of the 85% answered: a failed or rejected request has none)" in out
     assert main(["run", "chat-disaggregated", "--set", "duration_s=30"]) == 0
     assert "answered:" not in capsys.readouterr().out
+
+
+def test_run_says_what_the_edge_site_did(capsys: pytest.CaptureFixture[str]) -> None:
+    """`run edge-offload` printed nothing of its edge tier, every figure of its lesson only in --json (a review):
+    the Results page's edge line, from the same summary."""
+    from engine.explain.presentation import edge_line
+
+    assert main(["run", "edge-offload", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    said = edge_line(doc)
+    assert said is not None and "served locally" in said and "59 for power" in said
+    assert main(["run", "edge-offload"]) == 0
+    assert said in capsys.readouterr().out
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=30"]) == 0
+    assert "Edge site:" not in capsys.readouterr().out
