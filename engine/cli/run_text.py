@@ -233,27 +233,25 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     for m in marks:
         print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
     _band_note(marks, moves)
-    if (scaled := autoscale_line(doc)) is not None:
-        print(scaled)
-    if (edge := edge_line(doc)) is not None:  # as Results says it (run printed nothing of the edge: a review)
-        print(edge)
-    e = doc["energy"]["joules_per_output_token"]
-    energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
-    print(
-        (
-            f"energy: {_fmt(e)} J per output token{energy_error}"
-            if e is not None
-            else "energy: no output token"
-        )
-        + mean_power_text(doc)
-    )
-    if (capped := power_cap_line(doc)) is not None:
-        print(capped)
+    for line in _fleet_lines(doc, marks):
+        print(line)
     if "sim" in doc:
         s = doc["sim"]
         print(
             f"simulated in {s['wall_s']:.2f} s with {s['events']:,} events ({s['events_per_request']:.1f} per request)"
         )
+
+
+def _fleet_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark]) -> list[str]:
+    """The autoscaler's line, the edge site's (as Results says it: run printed nothing of the edge, a
+    review), the energy with the chips' mean power, and the power caps', where each applies."""
+    e = doc["energy"]["joules_per_output_token"]
+    energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
+    energy = (
+        f"energy: {_fmt(e)} J per output token{energy_error}" if e is not None else "energy: no output token"
+    )
+    lines = [autoscale_line(doc), edge_line(doc), energy + mean_power_text(doc), power_cap_line(doc)]
+    return [line for line in lines if line is not None]
 
 
 def _pool_lines(doc: dict[str, Any], c: dict[str, Any]) -> list[str]:
