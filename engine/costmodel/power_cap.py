@@ -21,8 +21,9 @@ iteration of the pool (docs/decisions.md). What slows:
   hardly slows under a moderate cap, as measured (below);
 - links, host overheads: unchanged.
 
-The energy of the work changes with the clock too (`energy_scale`): the core's active power
-goes as g(f), the energy per FLOP as g(f) / f (V^2), the energy per HBM byte not at all; the run's
+The energy of the work changes with the clock too (`energy_scale`): the active power's clock-following
+part goes as g(f) (its `FIXED_SHARE` not at all), the energy per FLOP as g(f) / f (V^2), the energy
+per HBM byte not at all; the run's
 energy is bounded by the limit instead of the TDP (`engine.costmodel.power.run_energy_j`).
 
 Sources (docs/cost-model.md, "Power budgets"): Ma et al., "The Illusion of Power Capping in LLM
@@ -91,10 +92,13 @@ def bandwidth_factor(clock: float) -> float:
 def energy_scale(clock: float) -> tuple[float, float]:
     """(active power, energy per FLOP) at clock factor f over their values at full clock.
 
-    The active share of dynamic power follows the core: g(f); a FLOP's energy goes as V^2:
-    g(f) / f. The energy per HBM byte does not change. Both are exactly 1.0 at f = 1.
+    The active power splits as the clock relation splits dynamic power: `FIXED_SHARE` of it does not
+    follow the core (HBM, I/O) and the rest goes as g(f), so it is m + (1 - m) g(f) (until 2026-12-07 the
+    whole of it went as g(f), which the relation itself says 30% does not: a review; power-capped-site's
+    energy per token read 1.12 J, now 1.15); a FLOP's energy goes as V^2: g(f) / f. The energy per HBM
+    byte does not change. Both are exactly 1.0 at f = 1.
     """
     if clock >= 1.0:
         return 1.0, 1.0
     g = core_power_share(clock)
-    return g, g / clock
+    return FIXED_SHARE + (1.0 - FIXED_SHARE) * g, g / clock
