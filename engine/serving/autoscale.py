@@ -8,7 +8,8 @@ autoscaler, clamps the answer to [min_instances, count], holds it through the co
   first (it is warm); otherwise an off slot is requested.
   It is billed from that moment and serves after its cold start (`ColdStart.seconds` of its
   weights, plus a reconfigurable chip's `reconfig_s`), when it comes up empty and the parked hand-offs are tried again;
-- down: an instance still starting is cancelled first (billed until now, it never served);
+- down, only to the most instances wanted over the last `down_cooldown_s` (a stabilisation window,
+  as Kubernetes' HPA keeps): an instance still starting is cancelled first (billed until now, it never served);
   otherwise the least loaded serving instance drains: routing no longer sees it, it finishes
   what it holds (queued prompts included) and stops, unbilled from then on.
 
@@ -20,6 +21,7 @@ instance-hours, the bill and the per-minute timeline (`engine.serving.timeline`)
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -126,6 +128,7 @@ class PoolScaler:
         self.busy_s = 0.0
         self.demand = (0.0, 0.0)  # (last interval, the one before), requests per second
         self.seen = 0  # arrivals counted so far
+        self.wanted: deque[tuple[float, int]] = deque()  # (time, instances wanted) over the down cooldown
 
     # --- billing and events ---------------------------------------------------------------
     def _bill_from(self, srv: Server, t: float) -> None:
@@ -192,12 +195,19 @@ class PoolScaler:
         have = load.serving + load.starting
         want = min(max(self.policy.desired(load), spec.min_instances), len(self.slots))
         after_window = now >= self.sim.scenario.duration_s  # no request arrives any more: never scale up
+        # down only to the most wanted over the down cooldown (a stabilisation window, as Kubernetes' HPA
+        # keeps one): one quiet interval drained an instance that the next asked for again, 30 s later,
+        # paying its cold start twice (day-autoscaled, a review)
+        self.wanted.append((now, want))
+        while self.wanted and self.wanted[0][0] < now - spec.down_cooldown_s:
+            self.wanted.popleft()
+        lowest = max(w for _, w in self.wanted)
         if want > have and now - self.last_up >= spec.up_cooldown_s and not after_window:
             for _ in range(want - have):
                 self.scale_up()
             self.last_up = self.last_change = now
-        elif want < have and now - self.last_change >= spec.down_cooldown_s:
-            for _ in range(have - want):
+        elif lowest < have and now - self.last_change >= spec.down_cooldown_s:
+            for _ in range(have - lowest):
                 self.scale_down()
             self.last_change = now
 

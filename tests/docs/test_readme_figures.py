@@ -101,7 +101,7 @@ CLAIMS: list[tuple[str, Callable[[], str]]] = [
         ),
     ),
     (
-        "($18.36 against $24.99,",
+        "($18.49 against $24.99,",
         lambda: f"(${_bill('day-autoscaled'):.2f} against ${_bill('day-static-peak'):.2f},",
     ),
 ]
