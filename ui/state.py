@@ -338,8 +338,18 @@ def clear_upload_notes() -> None:
 def _from_params(params: dict[str, str]) -> tuple[Scenario, str]:
     """The scenario a link describes, checked like untrusted input; ScenarioError says why not."""
     sc = from_link(params)
-    check(sc)
+    _check_link(sc)
     return sc, params.get("p", DEFAULT_PRESET)
+
+
+def _check_link(sc: Scenario) -> None:
+    """`check`, and the work bound the run would hold it to: a link at 2,500 req/s was opened and its run
+    then refused on Results, where the Workload page refuses the same rate as it is typed (a browser review)."""
+    check(sc)
+    from engine.serving import estimate_work  # (the engine's serving face: loaded where a link is opened)
+
+    if over := estimate_work(sc).problems():
+        raise ScenarioError("; ".join(over))
 
 
 def _open_in_part(params: dict[str, str], exc: ScenarioError) -> None:
@@ -351,7 +361,7 @@ def _open_in_part(params: dict[str, str], exc: ScenarioError) -> None:
     fallback = _fallback(params)
     try:
         sc: Scenario | None
-        sc, refused = from_link_partial(params, check)  # each change checked as the app runs it
+        sc, refused = from_link_partial(params, _check_link)  # each change checked as the app runs it
     except ScenarioError:
         sc, refused = None, []
     use_preset(fallback)

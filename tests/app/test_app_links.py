@@ -133,10 +133,11 @@ def test_a_link_that_holds_in_part_keeps_the_part_that_holds() -> None:
         "out of range": ({"seed": 9, "workload.arrival.rate_rps": -5}, {"seed": 9}, "rate_rps"),
         # a tp the run refuses (its heads do not split 3 ways): the seed stays (the whole link was dropped)
         "refused by the run": ({"seed": 7, "deployment.pools[0].tp": 3}, {"seed": 7}, "attention heads"),
-        # a day's window, then a rate the work bound refuses over it: the window stays
+        # an hour's window, then a rate the bounds refuse over it: the window stays (a day's window at the
+        # preset's own 16 req/s is over the work bound too, which a link is now held to)
         "over the bounds": (
-            {"workload.arrival.rate_rps": 4000.0, "duration_s": 86400.0},
-            {"duration_s": 86400.0},
+            {"duration_s": 3600.0, "workload.arrival.rate_rps": 4000.0},
+            {"duration_s": 3600.0},
             "limit",
         ),
     }
@@ -202,3 +203,18 @@ def test_a_scenario_is_kept_relative_to_the_preset_it_differs_least_from(
     layout._open_file()
     assert ss[state.SCENARIO] == edited and ss[state.PRESET] == "chat-colocated"
     assert ss["fg_replications"] == 3 and ss["fg:replications-results"] == 3  # it opened on one (a review)
+
+
+def test_a_link_is_held_to_the_work_bound_as_the_page_holds_a_typed_rate() -> None:
+    """A link at 2,500 req/s opened, and its run was then refused on Results ('This scenario cannot run'),
+    where the Workload page refuses the same rate as it is typed (a browser review): the link's rate is
+    refused with the work bound's figure and its other changes kept."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"seed": 5, "workload.arrival.rate_rps": 2500.0})}
+    )
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [text_of(w.value) for w in at.warning if "share link" in str(w.value)]
+    assert len(said) == 1 and "work bound: about" in said[0] and "refused" in said[0], said
+    assert scenario_of(at) == apply_overrides(load_preset(DEFAULT_PRESET), {"seed": 5})
