@@ -80,9 +80,11 @@ def roofline(
             )  # fmt: skip
     fig.update_xaxes(title="arithmetic intensity (FLOP per byte of memory traffic)", type="log")
     fig.update_yaxes(title="TFLOP/s per chip (line: roof, ● ◆: reached)", type="log")  # (fits 1,100 px)
-    fig.update_layout(hovermode="closest")
     # below the plot: eight chips' names in a row above it ran into the title
-    return _layout(fig, "Roofline: prefill (●) and decode (◆) of the model", height, legend_below=True)
+    fig = _layout(fig, "Roofline: prefill (●) and decode (◆) of the model", height, legend_below=True)
+    # after the shared layout, which set both back ('closest' was overridden to 'x unified'); '×2' is the
+    # chips of one instance, which the legend did not say (a browser review)
+    return fig.update_layout(hovermode="closest", legend_title_text="chip × chips an instance:")
 
 
 def validation(tab: pd.DataFrame, *, height: int = 460) -> go.Figure:
