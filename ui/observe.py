@@ -32,11 +32,12 @@ KEY = "fg:observe-"
 
 Files = tuple[tuple[bytes, str], ...]
 
+ERROR_HELP = "Simulated / measured − 1: + where the model reads higher than measured (a browser review)."
 BEFORE_AFTER = {
     "simulated_before": "simulated, chip's profile",
-    "error_before": "error, chip's profile",
+    "error_before": st.column_config.Column("error, chip's profile", help=ERROR_HELP),
     "simulated_after": "simulated, fitted",
-    "error_after": "error, fitted",
+    "error_after": st.column_config.Column("error, fitted", help=ERROR_HELP),
 }
 """The before-and-after table's headings in words (its columns keep the engine's names)."""
 
@@ -247,7 +248,12 @@ def section() -> None:
     _charts(observations[0], before)
     if not st.toggle("Fit a profile to these files", key=KEY + "fit", persist_state="session"):
         st.dataframe(
-            _errors(before.table), hide_index=True, width="stretch", key=KEY + "before", placeholder=MISSING
+            _errors(before.table),
+            hide_index=True,
+            width="stretch",
+            key=KEY + "before",
+            placeholder=MISSING,
+            column_config={"error": st.column_config.Column("error", help=ERROR_HELP)},
         )
         return
     _fitted(runs, observations, dep, cat, key, before)
