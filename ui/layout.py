@@ -417,6 +417,39 @@ def _remember(key: str, figures: dict[str, float | None]) -> None:
     ss["fg_live_key"], ss["fg_live_now"], ss["fg_live_preset"] = key, figures, preset
 
 
+def _trust_badge(box: Any, result: SimResult) -> None:
+    """The strip's calibration badge: uncalibrated (naming the pools), partly calibrated, or calibrated,
+    each with its band in the help."""
+    trust = ex.pool_marks(result.scenario, result.summary)
+    off = ex.uncalibrated(trust)
+    errors = ex.error_list(ex.errors_by_figure(trust))
+    if off:
+        box.markdown(
+            marks.badge_markdown("uncalibrated")  # the pools in the badge's size (larger beside it: a review)
+            + " :small["
+            + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off))
+            + "]",
+            help=plain(" ".join(filter(None, [ex.note(trust), errors and f"Band: {errors}."]))),
+        )
+    elif ex.partly(trust):
+        box.markdown(
+            marks.badge_markdown("partly calibrated"),
+            help=plain(
+                "Every pool's chip has a profile fitted under its serving stack, but "
+                + "; ".join(sorted({m.calibration.partial_text for m in ex.partly(trust)}))
+                + (f" ({'; '.join(ex.caveats(trust))})" if ex.caveats(trust) else "")
+                + f". Band: {errors or 'none with a measured coverage'}."
+            ),
+        )
+    else:
+        box.markdown(
+            marks.badge_markdown("calibrated"),
+            help=plain(
+                f"Every pool's chip has a profile fitted under its serving stack. Band: {errors or 'none with a measured coverage'}."
+            ),
+        )
+
+
 def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | None = None) -> None:
     """The compact live figures, each with its change from the previous different run, drawn in
     `slot` (an `st.empty` of the sidebar; default: the sidebar's end). A `preview` is drawn marked
@@ -455,38 +488,13 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
             (a, "…", ":small[:gray[full run]]") if label in hidden else (a, b, c)
             for (a, b, c), (label, *_) in zip(rows, STRIP, strict=True)
         ]
+    # the arrows are against the run before, which a header without them left unsaid (a freshly opened link
+    # shows none, its sender's some: a browser review)
+    shown = "preview" if preview is not None else "this run (▲▼ vs last)" if prev else "this run"
     box.markdown(
-        f"| figure | {'preview' if preview is not None else 'this run'} |\n|:--|--:|\n"
-        + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
+        f"| figure | {shown} |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
     )
-    trust = ex.pool_marks(result.scenario, result.summary)
-    off = ex.uncalibrated(trust)
-    errors = ex.error_list(ex.errors_by_figure(trust))
-    if off:
-        box.markdown(
-            marks.badge_markdown("uncalibrated")  # the pools in the badge's size (larger beside it: a review)
-            + " :small["
-            + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off))
-            + "]",
-            help=plain(" ".join(filter(None, [ex.note(trust), errors and f"Band: {errors}."]))),
-        )
-    elif ex.partly(trust):
-        box.markdown(
-            marks.badge_markdown("partly calibrated"),
-            help=plain(
-                "Every pool's chip has a profile fitted under its serving stack, but "
-                + "; ".join(sorted({m.calibration.partial_text for m in ex.partly(trust)}))
-                + (f" ({'; '.join(ex.caveats(trust))})" if ex.caveats(trust) else "")
-                + f". Band: {errors or 'none with a measured coverage'}."
-            ),
-        )
-    else:
-        box.markdown(
-            marks.badge_markdown("calibrated"),
-            help=plain(
-                f"Every pool's chip has a profile fitted under its serving stack. Band: {errors or 'none with a measured coverage'}."
-            ),
-        )
+    _trust_badge(box, result)
     sc = result.scenario
     frame = latency_cdfs(sc, result.requests, "ttft", max_points=120)
     first = sc.workload.classes[0].slo

@@ -181,3 +181,31 @@ def test_a_cards_fall_reads_with_the_pages_minus_and_keeps_its_arrow_and_colour(
         lower_better = label.startswith(("TTFT", "TPOT", "$"))
         want = MetricProto.MetricColor.GREEN if lower_better else MetricProto.MetricColor.RED
         assert p.color in (want, MetricProto.MetricColor.GRAY), (label, p.color)
+
+
+def _strip_heading(last: dict[str, float] | None) -> str:
+    """The live strip's table heading for a run of the default preset after a `last` run's figures (None: none)."""
+    at = AppTest.from_string(
+        "import streamlit as st\n"
+        "from engine.scenario.codec import DEFAULT_PRESET, apply_overrides, load_preset\n"
+        "from engine.serving import simulate\n"
+        "from ui import layout\n"
+        "sc = apply_overrides(load_preset(DEFAULT_PRESET), {'duration_s': 30.0})\n"
+        "layout.live_strip(simulate(sc), st.sidebar.empty())\n",
+        default_timeout=60,
+    )
+    if last is not None:
+        at.session_state["fg_live_now"], at.session_state["fg_live_preset"] = last, None
+    at.run()
+    assert_clean(at)
+    return next(
+        str(m.value).split("\n")[0] for m in at.sidebar.markdown if str(m.value).startswith("| figure |")
+    )
+
+
+def test_the_strip_says_its_arrows_are_against_the_last_run() -> None:
+    """The strip's arrows are against the run before, which nothing on it said: a freshly opened link shows
+    none where its sender's shows some (a browser review). Its heading says so once there is a last run."""
+    assert _strip_heading(None) == "| figure | this run |"
+    last = {"ttft_p99_ms": 900.0, "tpot_p99_ms": 30.0, "slo_attainment": 0.5}
+    assert _strip_heading(last) == "| figure | this run (▲▼ vs last) |"
