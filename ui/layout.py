@@ -475,7 +475,10 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
         )
     else:
         box.markdown(
-            f"**Live result**  \n:small[:gray[all {result.summary['requests']['total']:,} requests]]",
+            # the arrows are against the run before, unsaid (a freshly opened link shows none, its sender's
+            # some: a browser review); in the line under the title, which a heading of two lines squeezed
+            f"**Live result**  \n:small[:gray[all {result.summary['requests']['total']:,} requests"
+            f"{' · ▲▼ vs last' if prev else ''}]]",
             help="Re-simulated on every change; coloured arrows show the change from the previous run (green "
             "better, red worse; a cost that fell while fewer requests met their SLO is grey: not better).\n\n"
             + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP)
@@ -488,11 +491,9 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
             (a, "…", ":small[:gray[full run]]") if label in hidden else (a, b, c)
             for (a, b, c), (label, *_) in zip(rows, STRIP, strict=True)
         ]
-    # the arrows are against the run before, which a header without them left unsaid (a freshly opened link
-    # shows none, its sender's some: a browser review)
-    shown = "preview" if preview is not None else "this run (▲▼ vs last)" if prev else "this run"
     box.markdown(
-        f"| figure | {shown} |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
+        f"| figure | {'preview' if preview is not None else 'this run'} |\n|:--|--:|\n"
+        + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
     )
     _trust_badge(box, result)
     sc = result.scenario

@@ -184,7 +184,7 @@ def test_a_cards_fall_reads_with_the_pages_minus_and_keeps_its_arrow_and_colour(
 
 
 def _strip_heading(last: dict[str, float] | None) -> str:
-    """The live strip's table heading for a run of the default preset after a `last` run's figures (None: none)."""
+    """The live strip's title and the line under it, for a run of the default preset after a `last` run's figures (None: none)."""
     at = AppTest.from_string(
         "import streamlit as st\n"
         "from engine.scenario.codec import DEFAULT_PRESET, apply_overrides, load_preset\n"
@@ -198,14 +198,12 @@ def _strip_heading(last: dict[str, float] | None) -> str:
         at.session_state["fg_live_now"], at.session_state["fg_live_preset"] = last, None
     at.run()
     assert_clean(at)
-    return next(
-        str(m.value).split("\n")[0] for m in at.sidebar.markdown if str(m.value).startswith("| figure |")
-    )
+    return next(str(m.value) for m in at.sidebar.markdown if str(m.value).startswith("**Live result**"))
 
 
 def test_the_strip_says_its_arrows_are_against_the_last_run() -> None:
     """The strip's arrows are against the run before, which nothing on it said: a freshly opened link shows
-    none where its sender's shows some (a browser review). Its heading says so once there is a last run."""
-    assert _strip_heading(None) == "| figure | this run |"
+    none where its sender's shows some (a browser review). The line under its title says so once there is one."""
+    assert "vs last" not in _strip_heading(None)
     last = {"ttft_p99_ms": 900.0, "tpot_p99_ms": 30.0, "slo_attainment": 0.5}
-    assert _strip_heading(last) == "| figure | this run (▲▼ vs last) |"
+    assert _strip_heading(last).endswith("requests · ▲▼ vs last]]")
