@@ -487,7 +487,7 @@ def length_histogram(hist: pd.DataFrame, title: str, *, height: int = 220) -> go
     fig.update_xaxes(title="tokens", type="log" if log else "linear")
     if float(width.max()) <= 1.0:  # one length (a constant): whole tokens, not 511.6 to 512.4 (a review)
         fig.update_xaxes(tickformat=",d", dtick=1)
-    fig.update_yaxes(title=None, tickformat=".0%")
+    fig.update_yaxes(title="share of draws", tickformat=".0%")  # (an untitled % axis: a browser review)
     fig.update_layout(bargap=0)
     return _layout(fig, title, height, legend=False)
 

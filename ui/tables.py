@@ -416,7 +416,7 @@ ROOFLINE_POINTS: dict[str, Any] = {
         "attainable TFLOP/s per chip", format="%.0f", help="The roof at this intensity: compute or bandwidth."
     ),
     "achieved_tflops": cc.NumberColumn("achieved TFLOP/s per chip", format="%.0f"),
-    "bound": cc.TextColumn("bound"),
+    "bound": cc.TextColumn("bound", width="medium"),  # ('bandwidt…' at the table's edge: a browser review)
     "time_ms": cc.NumberColumn("iteration", format="%.2f ms"),
     "tokens_per_s": cc.NumberColumn(
         "tokens/s", format="localized", help="The instance's: the iteration's tokens over its time."
