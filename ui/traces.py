@@ -171,8 +171,11 @@ def upload_editor() -> None:
         with st.spinner(f"Checking {name}…"):
             reqs = read_trace(trace, sc, text=text)
         ref = store_upload(raw, suffix)
-        over = _over_bound(sc, {"format": fmt, "path": ref, "max_requests": cap}, reqs, up.name)
-        earliest = _earliest_that_fit(sc, trace, ref, text, reqs) if over else None
+        est = estimate_work(
+            apply_overrides(sc, {"workload.trace": {**trace.model_dump(), "path": ref}}), reqs
+        )
+        over = _over_text(est.problems(), ref, up.name)
+        earliest = _earliest_that_fit(sc, trace, ref, text, est) if over else None
     except ScenarioError as exc:
         _refused(plain(exc))
         return
@@ -197,10 +200,10 @@ def upload_editor() -> None:
         st.rerun()
 
 
-def _earliest_that_fit(sc: Scenario, trace: Trace, ref: str, text: str, reqs: Any) -> int | None:
-    """The most requests of the upload's earliest, to two figures, whose replay the work bound admits
-    (None where none found, or where the count is not what is over)."""
-    est = estimate_work(apply_overrides(sc, {"workload.trace": {**trace.model_dump(), "path": ref}}), reqs)
+def _earliest_that_fit(sc: Scenario, trace: Trace, ref: str, text: str, est: Any) -> int | None:
+    """The most requests of the upload's earliest, to two figures, whose replay the work bound admits,
+    from the estimate of its whole replay `est` (None where none found, or where the count is not what
+    is over)."""
     n = int(est.requests)
     guess = n / max(est.load(), 1.0) * 0.95
     if guess < 1:
@@ -233,8 +236,15 @@ def _apply_upload(trace: dict[str, Any], digest: str, file_name: str, kept: str 
 def _over_bound(sc: Scenario, trace: dict[str, Any], reqs: Any, file_name: str) -> str:
     """Why the run would refuse the work of replaying this upload ('' when it would not; not escaped):
     said when the file is applied, not after a success the run then refused (a 1.6M-row file: a review)."""
-    ref = trace["path"]
-    over = estimate_work(apply_overrides(sc, {"workload.trace": trace}), reqs).problems()
+    return _over_text(
+        estimate_work(apply_overrides(sc, {"workload.trace": trace}), reqs).problems(),
+        trace["path"],
+        file_name,
+    )
+
+
+def _over_text(over: list[str], ref: str, file_name: str) -> str:
+    """The work bound's problems with an upload's replay said of its file ('' where none)."""
     if not over:
         return ""
     return (
