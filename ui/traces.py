@@ -33,6 +33,10 @@ from ui.forms import model_form
 from ui.text import plain
 from ui.workload import ceiling_input
 
+CREATE_EARLIEST = "fg_create_earliest"
+"""Session key: ((file name, the classes it adds), the earliest requests that fit) where creating a trace's
+classes was refused for the whole file's work."""
+
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _window_of(
@@ -233,16 +237,6 @@ def _apply_upload(trace: dict[str, Any], digest: str, file_name: str, kept: str 
         )
 
 
-def _over_bound(sc: Scenario, trace: dict[str, Any], reqs: Any, file_name: str) -> str:
-    """Why the run would refuse the work of replaying this upload ('' when it would not; not escaped):
-    said when the file is applied, not after a success the run then refused (a 1.6M-row file: a review)."""
-    return _over_text(
-        estimate_work(apply_overrides(sc, {"workload.trace": trace}), reqs).problems(),
-        trace["path"],
-        file_name,
-    )
-
-
 def _over_text(over: list[str], ref: str, file_name: str) -> str:
     """The work bound's problems with an upload's replay said of its file ('' where none)."""
     if not over:
@@ -297,14 +291,26 @@ def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
         shown = ", ".join(gap.missing[:4]) + (
             f" and {len(gap.missing) - 4} more" if len(gap.missing) > 4 else ""
         )
+        create = f"Create class{'es' if len(gap.missing) > 1 else ''} {shown}"
         st.button(
-            plain(f"Create class{'es' if len(gap.missing) > 1 else ''} {shown} and use the trace"),
+            plain(f"{create} and use the trace"),
             key="fg:upload-create-classes",
             on_click=_create_classes,
-            args=(file_name, gap.missing, trace.format),
+            args=(file_name, gap.missing, trace.format, trace.max_requests),
             type="primary",
             icon=":material/add:",
         )
+        # the whole file was over the work bound with the new classes: its earliest requests that fit, one
+        # click away, as a plain upload offers them (this way had only the refusal: a read-through)
+        earliest = st.session_state.get(CREATE_EARLIEST)
+        if earliest is not None and earliest[0] == (file_name, gap.missing):
+            st.button(
+                plain(f"{create} and replay its earliest {earliest[1]:,} requests"),
+                key="fg:upload-create-earliest",
+                on_click=_create_classes,
+                args=(file_name, gap.missing, trace.format, earliest[1]),
+                icon=":material/content_cut:",
+            )
         return
     reasons = [f"{label!r} cannot be a class name: {why}" for label, why in gap.bad]
     if gap.over_limit:
@@ -320,30 +326,38 @@ def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
     st.error(f"{name}: cannot be used as it is: " + plain("; ".join(reasons) + "." + rows))
 
 
-def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
-    """Add the trace's missing classes and switch to the uploaded trace, in one change (or say why not)."""
+def _create_classes(file_name: str, names: tuple[str, ...], fmt: str, cap: int | None) -> None:
+    """Add the trace's missing classes and switch to the uploaded trace, its earliest `cap` requests where
+    set (the cap set over the trace before, or the earliest that fit), in one change (or say why not)."""
     up = st.session_state.get(state.upload_key())
     if up is None:
         return
     raw = up.getvalue()
     sc = state.scenario()
     classes = with_classes(sc, names)
+    st.session_state.pop(CREATE_EARLIEST, None)
     try:
         text = raw.decode("utf-8-sig")
         with_them = apply_overrides(sc, {"workload.classes": classes}, merge=False)
-        trace = Trace(format=fmt, path=file_name[:200] or "upload")  # type: ignore[arg-type]
+        trace = Trace(format=fmt, path=file_name[:200] or "upload", max_requests=cap)  # type: ignore[arg-type]
         reqs = read_trace(trace, with_them, text=text)
         ref = store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
         # the work bound the upload itself checks, with the classes the file adds (it was skipped here:
         # such a file was refused only when its run was, a read-through)
-        over = _over_bound(with_them, {"format": fmt, "path": ref}, reqs, file_name)
+        est = estimate_work(
+            apply_overrides(with_them, {"workload.trace": {**trace.model_dump(), "path": ref}}), reqs
+        )
+        over = _over_text(est.problems(), ref, file_name)
+        if over and (earliest := _earliest_that_fit(with_them, trace, ref, text, est)) is not None:
+            st.session_state[CREATE_EARLIEST] = ((file_name, names), earliest)
     except (ScenarioError, UnicodeDecodeError) as exc:
         over = f"{file_name}: {exc}"
     if over:
         state.notify(over, key=f"upload:{file_name}")
         return
     if state.override(
-        {"workload.classes": classes, "workload.trace": {"format": fmt, "path": ref}}, what=file_name
+        {"workload.classes": classes, "workload.trace": {"format": fmt, "path": ref, "max_requests": cap}},
+        what=file_name,
     ):
         st.session_state[state.UPLOAD_DONE] = hashlib.sha256(raw).hexdigest()[:20]
         st.session_state[state.UPLOAD_NAME] = file_name

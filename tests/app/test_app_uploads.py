@@ -320,3 +320,41 @@ def test_a_trace_over_the_work_bound_offers_its_earliest_requests(monkeypatch: p
         and tr.max_requests == count
         and any("more.csv" in text_of(s.value) for s in at.success)
     )
+
+
+def test_creating_classes_offers_the_earliest_requests_and_keeps_a_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "Create classes and use the trace" refused a file over the work bound with no way out, where a plain
+    upload offers its earliest requests that fit, and dropped a max-requests cap set over the trace before (a
+    read-through): it offers them, and the cap holds."""
+    from engine.core import bounds
+
+    at = app("workload")
+    monkeypatch.setattr(bounds, "MAX_EVENTS", 5_000)
+    rows = "\n".join(f"{i * 0.05:.2f},{200 + i % 50},{20 + i % 7},gold" for i in range(3000))
+    _upload(at, "tiers.csv", f"arrival_s,input_tokens,output_tokens,class\n{rows}\n")
+    assert not [b for b in at.button if b.key == "fg:upload-create-earliest"]  # offered once it is refused
+    at.button(key="fg:upload-create-classes").click().run()
+    assert not at.exception and scenario_of(at).workload.trace is None
+    button = at.button(key="fg:upload-create-earliest")
+    label = text_of(button.label)
+    assert label.startswith("Create class gold and replay its earliest "), label
+    count = int(label.split("earliest ")[1].split(" ")[0].replace(",", ""))
+    assert 0 < count < 3000
+    button.click().run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert [c.name for c in sc.workload.classes] == ["chat", "gold"]
+    assert sc.workload.trace is not None and sc.workload.trace.max_requests == count
+    assert any(
+        f"{count:,} requests in the window of the file's 3,000" in text_of(s.value) for s in at.success
+    )
+    # the cap now set holds for the next file that needs a class created, as for a plain upload
+    more = "\n".join(f"{i * 0.05:.2f},{300 + i % 50},{25 + i % 7},silver" for i in range(3000))
+    _upload(at, "more.csv", f"arrival_s,input_tokens,output_tokens,class\n{more}\n")
+    at.button(key="fg:upload-create-classes").click().run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert [c.name for c in sc.workload.classes] == ["chat", "gold", "silver"]
+    assert sc.workload.trace is not None and sc.workload.trace.max_requests == count
