@@ -18,7 +18,7 @@ from engine.explain.confidence import Limits, PoolMark, compared_errors
 from engine.explain.sustain import GROWS
 from engine.serving.summary import latency_shortfall
 
-Better = Literal["lower", "higher"]
+Better = Literal["lower", "higher", "neither"]
 
 COMPARED: tuple[tuple[str, str, str, Better], ...] = (
     ("TTFT p50", "latency_ms.ttft.p50", "ms", "lower"),
@@ -38,16 +38,25 @@ COMPARED: tuple[tuple[str, str, str, Better], ...] = (
     ("Cost per 1M output tokens", "cost.usd_per_million_output_tokens", "$", "lower"),
     ("Energy per output token", "energy.joules_per_output_token", "J", "lower"),
     ("Mean chip power", "energy.mean_kw", "kW", "lower"),
+    # an edge site's: more served locally saves the cloud and its network, but not without its power and latency
+    ("Served at the edge", "edge.local_share", "fraction", "neither"),
+    ("Offloaded for power", "edge.offloaded_by_reason.power", "requests", "neither"),
+    ("Edge TTFT p90", "edge.ttft_ms.edge.p90", "ms", "lower"),
+    ("Peak edge site power", "edge.peak_site_power_w", "W", "neither"),
     ("Rejected", "requests.rejected", "requests", "lower"),
     ("Failed", "requests.failed", "requests", "lower"),
     ("Cache hit rate", "cache.hit_rate", "fraction", "higher"),
     ("Preemptions", "scheduler.preemptions", "events", "lower"),
     ("Retried after a fault", "scheduler.retried", "requests", "lower"),
 )
-"""The figures the Compare page lines up: label, summary path, unit, and which way is better."""
+"""The figures the Compare page lines up: label, summary path, unit, and which way is better ("neither": a
+trade, both figures and the change shown, no verdict)."""
 
 ONLY_WHEN_USED = frozenset({"Cache hit rate", "Preemptions", "Retried after a fault"})
 """Figures `compare` leaves out when they are zero or missing on both sides (feature not in play)."""
+
+ONLY_WITH_EDGE = frozenset(label for label, path, _unit, _way in COMPARED if path.startswith("edge."))
+"""Figures `compare` leaves out where neither side has an edge site (Compare had no edge rows: a read-through)."""
 
 
 def _lookup(doc: Mapping[str, Any], path: str) -> float | None:
@@ -96,7 +105,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
 
     for label, path, unit, way in COMPARED:
         va, vb = _lookup(a, path), _lookup(b, path)
-        if label in ONLY_WHEN_USED and not va and not vb:
+        if (label in ONLY_WHEN_USED and not va and not vb) or (label in ONLY_WITH_EDGE and va is vb is None):
             continue
         change = vb - va if va is not None and vb is not None else None
         grow_a, grow_b = behind(a, path), behind(b, path)
@@ -119,6 +128,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
             better = ""
         elif (rel is not None and abs(rel) < 0.005 and not _misses_moved(path, va, vb, a, b)) or change == 0:
             better = "same"
+        elif way == "neither":  # a trade: the change is shown, no side called better
+            better = ""
         else:
             better = "B" if (change < 0) == (way == "lower") else "A"
         share = unit == "fraction"

@@ -54,3 +54,29 @@ def test_an_attainment_is_the_same_only_where_its_misses_differ_by_chance() -> N
     assert better(doc(0.9967, 600), doc(0.9919, 600)) == "same"  # 2 against 5 misses: chance
     assert better(doc(0.9967, None), doc(0.9919, None)) == "same"  # no counts: the share's own change
     assert better(doc(0.9967), doc(0.9967)) == "same"
+
+
+def test_edge_rows_show_where_a_side_has_an_edge_site_and_a_trade_takes_no_verdict() -> None:
+    """Compare had no edge rows: two edge sites' local share, power offloads and site power were on no
+    table. They show where either side has an edge site; more served locally is a trade (no verdict),
+    a lower edge TTFT is better."""
+
+    def edge(local: float, ttft_p90: float) -> dict[str, Any]:
+        return {
+            "edge": {
+                "local_share": local,
+                "offloaded_by_reason": {"power": 10},
+                "ttft_ms": {"edge": {"p90": ttft_p90}},
+                "peak_site_power_w": 50.0,
+            }
+        }
+
+    rows = compare(edge(0.65, 1425.0), edge(0.73, 678.0)).set_index("figure")
+    assert rows.loc["Served at the edge", "better"] == ""
+    assert round(rows.loc["Served at the edge", "change"], 2) == 0.08
+    assert rows.loc["Edge TTFT p90", "better"] == "B"
+    assert rows.loc["Peak edge site power", "better"] == "same"
+    plain = compare(doc(22.6, False), doc(22.6, False))["figure"]
+    assert not {"Served at the edge", "Edge TTFT p90", "Offloaded for power"} & set(plain)
+    one_side = compare(edge(0.65, 1425.0), doc(22.6, False)).set_index("figure")
+    assert one_side.loc["Served at the edge", "b"] is None or one_side["b"].isna()["Served at the edge"]
