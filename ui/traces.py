@@ -16,6 +16,7 @@ from engine.core import (
     MAX_TRACE_BYTES,
     UPLOAD_PREFIX,
     ScenarioError,
+    directed,
     store_upload,
 )
 from engine.explain import (
@@ -212,8 +213,7 @@ def _earliest_that_fit(sc: Scenario, trace: Trace, ref: str, text: str, est: Any
     guess = n / max(est.load(), 1.0) * 0.95
     if guess < 1:
         return None
-    step = 10 ** max(int(f"{guess:e}".split("e")[1]) - 1, 0)
-    count = int(guess // step * step)
+    count = int(directed(guess, 2, up=False))
     capped = trace.model_copy(update={"max_requests": count})
     fewer = read_trace(capped, sc, text=text)
     doc = {**capped.model_dump(), "path": ref}

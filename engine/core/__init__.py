@@ -37,6 +37,7 @@ _API = {
     "format_validation_error": "engine.core.errors",
     "rate2": "engine.core.numbers",
     "count3": "engine.core.numbers",
+    "directed": "engine.core.numbers",
 }
 _RENAMED = {"BOUNDS_TABLE": "TABLE"}
 
@@ -57,6 +58,7 @@ __all__ = [
     "UPLOAD_PREFIX",
     "ScenarioError",
     "count3",
+    "directed",
     "format_validation_error",
     "rate2",
     "store_upload",
@@ -82,4 +84,4 @@ if TYPE_CHECKING:
     from engine.core.bounds import TABLE as BOUNDS_TABLE
     from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload
     from engine.core.errors import ScenarioError, format_validation_error
-    from engine.core.numbers import count3, rate2
+    from engine.core.numbers import count3, directed, rate2

@@ -20,7 +20,7 @@ NICs: `cost.server_power_factor`) is not in the cap. Default: no cap, and nothin
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -28,6 +28,7 @@ from pydantic import Field
 
 from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
+from engine.core.numbers import directed
 from engine.costmodel import power_cap
 
 PowerCapKw = Annotated[float, Field(ge=0.001, le=1_000_000)] | None
@@ -97,11 +98,10 @@ def _over_site(site_cap_kw: float, pools: Sequence[CappedPool], own_w: float) ->
     )
 
 
-def _sig(kw: float, way: Callable[[float], float]) -> str:
-    """`kw` to three significant figures rounded `way` (math.ceil for a least, math.floor for a most), so
-    that the figure a refusal offers works: 'the least cap is 6 kW' stood over a refusal of 6 kW (6.0018)."""
-    step = 10.0 ** (math.floor(math.log10(abs(kw))) - 2) if kw > 0 else 1.0
-    return f"{way(round(kw / step, 9)) * step:.3g}"
+def _sig(kw: float, up: bool) -> str:
+    """`kw` to three significant figures rounded up (a least) or down (a most), so that the figure a
+    refusal offers works: 'the least cap is 6 kW' stood over a refusal of 6 kW (6.0018)."""
+    return f"{directed(kw, 3, up) if kw > 0 else math.ceil(kw) if up else math.floor(kw):.3g}"
 
 
 def _own_fields(pools: Sequence[CappedPool]) -> str:
@@ -131,7 +131,9 @@ def _refuse(
         # the other way out: the pools' own caps (the page filed it under one, unnamed: a browser review)
         if own_kw > 0:
             if (room := site_cap_kw - rest_kw) > 0:
-                fix = f"or the pools' own caps at most {_sig(room, math.floor)} kW together ({own_fields}), {fix}"
+                fix = (
+                    f"or the pools' own caps at most {_sig(room, up=False)} kW together ({own_fields}), {fix}"
+                )
             got += (
                 f" after the {own_kw:.3g} kW the pools with caps of their own may draw (each its cap, or its "
                 "chips' TDP where lower)"
@@ -142,7 +144,7 @@ def _refuse(
         got += f"{limit_w:.0f} W"
     # the least cap first: a toast cut the line before it, behind 'view more' (a browser review)
     raise ScenarioError(
-        f"{field}: the least cap is {_sig(least_kw, math.ceil)} kW ({fix}): {got}, below the {least_w:.0f} W at "
+        f"{field}: the least cap is {_sig(least_kw, up=True)} kW ({fix}): {got}, below the {least_w:.0f} W at "
         f"which it would run at {power_cap.MIN_CLOCK:.0%} of its clock (TDP {p.hardware.tdp_w:g} W, idle "
         f"{p.hardware.idle_w:g} W)"
     )
