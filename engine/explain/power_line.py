@@ -30,22 +30,28 @@ def power_cap_line(summary: Mapping[str, Any]) -> str | None:
     return f"Power cap: {site}" + (f"; {pools}." if pools else "; no pool's chips limited below their TDP.")
 
 
-def mean_power_line(summary: Mapping[str, Any]) -> str | None:
-    """'The chips drew 5.74 kW on average over the run, ...', or None where the summary has no mean power
-    (a run of none, or a summary written before `Energy.mean_kw`)."""
+def _mean_power_clause(summary: Mapping[str, Any]) -> str | None:
+    """'the chips drew 5.74 kW on average over the run, ...' (no capital, no full stop), or None."""
     kw = (summary.get("energy") or {}).get("mean_kw")
     if kw is None:
         return None
     return (
-        f"The chips drew {kw:,.3g} kW on average over the run, its drain included (the chips alone, idle "
-        "included: no servers or cooling)."
+        f"the chips drew {kw:,.3g} kW on average over the run, its drain included (the chips alone, idle "
+        "included: no servers or cooling)"
     )
 
 
+def mean_power_line(summary: Mapping[str, Any]) -> str | None:
+    """'The chips drew 5.74 kW on average over the run, ...', or None where the summary has no mean power
+    (a run of none, or a summary written before `Energy.mean_kw`)."""
+    clause = _mean_power_clause(summary)
+    return None if clause is None else f"{clause[0].upper()}{clause[1:]}."
+
+
 def mean_power_text(summary: Mapping[str, Any]) -> str:
-    """`mean_power_line` as a clause after the energy per token ('; the chips drew ...'), or ''."""
-    line = mean_power_line(summary)
-    return "" if line is None else f"; t{line[1:-1]}"
+    """The same as a clause after the energy per token ('; the chips drew ...'), or ''."""
+    clause = _mean_power_clause(summary)
+    return "" if clause is None else f"; {clause}"
 
 
 __all__ = ["mean_power_line", "mean_power_text", "power_cap_line"]
