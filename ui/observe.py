@@ -337,12 +337,14 @@ def _fitted(
             "one file: none" if held is None else f"{held:.1%}",
             border=True,
             width="content",
-            help="Each file's points predicted by the profile fitted to the other files.",
+            help="Each file's points as its replay reads them with the profile fitted to the other files.",
         )
     if problem := result.problem():  # as `fengong calibrate` says it
         st.warning(plain(problem[:1].upper() + problem[1:]) + ".", icon=":material/warning:")
     if result.thin_note:  # three factors through two points fit anything
         st.warning(plain(result.thin_note), icon=":material/warning:")
+    for note in result.notes:  # a file the simulator could not replay: fitted by its steady state
+        st.info(plain(_sentence(note)) + ".", icon=":material/info:")
     # a percent, as the metric above says it (the bare fraction read "0.0314" under "3.0%")
     held = {
         "held_out_abs_error": st.column_config.NumberColumn(
@@ -376,9 +378,9 @@ def _fitted(
         placeholder=MISSING,
     )
     st.caption(
-        "The fit matches each file's mean TTFT and TPOT (and, at a fixed concurrency, its throughput) at the "
-        "file's average concurrency; this replay sends the file's own requests at their own times, so its "
-        "errors can differ from the fit's."
+        "The fit matches each file's mean TTFT and TPOT (and, at a fixed concurrency, its throughput) as this "
+        "replay reads them: the file's own requests sent at their own times. Where the files disagree (no one "
+        "profile meets them all) it splits the difference."
     )
     _keep(cat, dep, p)
 

@@ -151,13 +151,15 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
         shown[col] = shown[col].map(lambda v: f"{v:,.4g}")
     shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")
     print(shown.to_string(index=False), file=sys.stderr)
-    # the table is the fit's steady state; a replay reruns each file's own requests (its TPOT read +15% where
-    # the table read +6.5% for the same file, unsaid: a review)
+    # the table is each file's replay at the fitted profile, what `replay --profile-from` prints (it was the fit's
+    # steady state, whose TPOT read 10% under the replay's for vllm_bench_detailed.json: a review)
     print(
-        "predicted: the fit's steady state at each file's load; `fengong replay FILE --profile-from <toml>` "
-        "reruns the file's own requests in the simulator, whose figures can differ by several percent",
+        "predicted: the simulator replaying each file's own requests with the fitted profile, as "
+        "`fengong replay FILE --profile-from <toml>` does",
         file=sys.stderr,
     )
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     for row in result.held_out.to_dict(orient="records"):
         e = row["held_out_abs_error"]
         err = "no other file to fit without it" if e is None or e != e else f"held-out median |error| {e:.1%}"

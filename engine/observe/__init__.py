@@ -6,7 +6,8 @@ know; the checks on untrusted values), `bench` (vLLM's `vllm bench serve` and SG
 (a vLLM server's /metrics, one scrape or two over a window), `formats` (their names), `detect` (the
 one front door: which format a file is in), `playback` (a result as a workload, simulated on a
 stated deployment, measured against simulated), `fit` (results as calibration points, a profile fitted by
-engine.calibration.calibrate, each file left out in turn), `shipped` (the shipped reference rows
+engine.calibration.calibrate, each file left out in turn), `refine` (that fit matched to each file's
+replay, where the steady state it is priced at misses), `shipped` (the shipped reference rows
 copied from printed result blocks, as the same observations: one way in for measurements).
 May import: every lower package, up to engine.explain.
 

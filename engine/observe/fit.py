@@ -15,6 +15,11 @@ the measurement kinds the steady-state predictor already models (`engine.calibra
 The concurrency is the stated one (``--max-concurrency``, AIPerf's ``--concurrency``); for an open
 loop at a rate, the mean number of requests in flight by Little's law: request rate x mean E2E.
 On `count` instances each is taken to serve an equal share (concurrency and throughput divided).
+
+The predictor prices these points at the file's steady state, which the simulator replaying the
+file's own requests does not reach (prompts prefilled in steps of their own, arrivals in bursts):
+the profile is then refined until the replays match (`engine.observe.refine`), and each file's
+held-out error is its replay at the profile fitted to the other files.
 """
 
 from __future__ import annotations
@@ -26,12 +31,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from engine.calibration import calibrate
 from engine.calibration.measurements import FIGURE_OF, Measurement
 from engine.calibration.own_fit import band_ratio
 from engine.catalog.entries import Catalog, entry_to_toml
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core.errors import ScenarioError
+from engine.observe import refine
 from engine.observe.observation import Observation
 from engine.observe.playback import Deployment, guess_model
 
@@ -145,10 +150,12 @@ class FileFit:
     profile: CalibrationProfile
     table: pd.DataFrame
     held_out: pd.DataFrame
-    """file, points, median |error| of its points predicted by the profile fitted without it (None
+    """file, points, median |error| of its points as its replay reads them at the profile fitted without it (None
     when no other file has points), and why a file gave no point (`why_no_points`; None where it did)."""
     bands: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(BAND_COLUMNS)))
     """The band each figure carries (`held_out_bands`): figure, points, low, high, coverage."""
+    notes: tuple[str, ...] = ()
+    """What the fit could not do as it does for most files (a file the simulator could not replay)."""
 
     @property
     def thin_note(self) -> str | None:
@@ -220,22 +227,26 @@ def fit_files(observations: Sequence[Observation], dep: Deployment, catalog: Cat
         f"user's own: fitted to {len(every)} points from {names} on {dep.count}x {dep.hardware} tp{dep.tp} "
         f"{dep.stack} (fengong calibrate; engine.observe)"
     )
-    whole = calibrate.fit(every, catalog, source)
+    files = {name: (named[name], pts) for name, pts in per_file.items()}
+    whole = refine.refine(files, dep, catalog, source)
     rows, errors = [], []
     for name, pts in per_file.items():
-        rest = [p for other, ps in per_file.items() if other != name for p in ps]
-        err = None
-        if pts and rest:
-            without = calibrate.fit(rest, catalog, "held out").profile
-            t = calibrate.table(pts, catalog, without)
-            err = float(t["abs_error"].median())
-            errors += [(name, FIGURE_OF[k], e) for k, e in zip(t["kind"], t["error"], strict=True)]
+        got = refine.held_out(files, name, whole, dep, catalog)
+        err = None if got is None else float(np.median([abs(e) for _, e in got]))
+        errors += [(name, FIGURE_OF[m.kind], e) for m, e in got or []]
         why = why_no_points(named[name]) if not pts else None
         rows.append({"file": name, "points": len(pts), "held_out_abs_error": err, "why": why})
     held = pd.DataFrame(errors, columns=["file", "figure", "error"])
     bands = held_out_bands(held)
     return FileFit(
-        marked(whole.profile, dep.stack, bands, bool(errors)), whole.table, pd.DataFrame(rows), bands
+        marked(whole.fit.profile, dep.stack, bands, bool(errors)),
+        whole.fit.table,
+        pd.DataFrame(rows),
+        bands,
+        tuple(
+            f"{name}: not replayed ({why}); fitted by its steady state"
+            for name, why in whole.unreplayed.items()
+        ),
     )
 
 

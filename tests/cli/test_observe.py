@@ -98,15 +98,18 @@ def test_calibrate_files_then_replay_with_the_profile(
     assert cli.main(["calibrate", *files, "--hardware", "h100-sxm", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert "vllm_bench_detailed.json: 2 points; held-out median |error|" in err
-    # figures with their unit, and the table said to be the fit's steady state, not a replay (a review)
+    # figures with their unit, and the table said to be each file's replay at the fitted profile (a review)
     assert re.search(r"vllm_bench_detailed\.json:tpot +tpot c2 1031/64 +ms +[\d.]+ +[\d.]+ +[+-]", err), err
-    assert "reruns the file's own requests in the simulator" in err
+    assert "predicted: the simulator replaying each file's own requests with the fitted profile" in err
     entry = HardwareSpec.model_validate(safeparse.loads_toml(out.read_text(), "mine.toml"))
     assert entry.id == "h100-sxm-mine" and entry.default_profile == "mine"
     assert entry.profiles["mine"].source.startswith("user's own")
     argv = ["replay", files[0], "--hardware", "h100-sxm", "--profile-from", str(out), "--json"]
     assert cli.main(argv) == 0
-    assert json.loads(capsys.readouterr().out)["comparison"]
+    rows = {(r["figure"], r["stat"]): r for r in json.loads(capsys.readouterr().out)["comparison"]}
+    # the replay reads what the fit's table said of the file (it read +10.5% on TPOT where the table said 0.0%)
+    said = re.search(r"vllm_bench_detailed\.json:tpot +tpot c2 1031/64 +ms +[\d.]+ +([\d.]+)", err)
+    assert said and rows[("tpot", "mean")]["simulated"] == pytest.approx(float(said.group(1)), rel=1e-3)
 
 
 def test_calibrate_refuses_an_unwritable_out_before_it_fits(
