@@ -35,8 +35,10 @@ def _mean_power_clause(summary: Mapping[str, Any]) -> str | None:
     kw = (summary.get("energy") or {}).get("mean_kw")
     if kw is None:
         return None
+    # under 1 kW in W: an edge site's run read '0.233 kW' beside its budget's 60 W (a browser review)
+    drew = f"{kw:,.3g} kW" if kw >= 1 else f"{kw * 1e3:,.3g} W"
     return (
-        f"the chips drew {kw:,.3g} kW on average over the run, its drain included (the chips alone, idle "
+        f"the chips drew {drew} on average over the run, its drain included (the chips alone, idle "
         "included: no servers or cooling)"
     )
 

@@ -362,3 +362,33 @@ def test_the_attainment_axis_says_zoomed_only_when_it_is() -> None:
     held = timeline.attainment_chart(over([0.99, 0.95, 0.97]))
     assert fell.layout.yaxis.title.text == "met SLO" and fell.layout.yaxis.range[0] == 0.0
     assert held.layout.yaxis.title.text == "met SLO (zoomed)" and held.layout.yaxis.range[0] > 0.0
+
+
+@pytest.mark.parametrize(
+    ("preset", "unit", "limit", "label"),
+    [("power-capped-site", "kW", 6.0, "site cap 6 kW"), ("edge-offload", "W", 60.0, "edge budget 60 W")],
+)
+def test_the_power_chart_draws_the_limits_its_chips_are_held_to(
+    preset: str, unit: str, limit: float, label: str
+) -> None:
+    """power-capped-site's chart showed its pools and no 6 kW; edge-offload's site sat at 0.04 on a kW axis
+    with no 60 W budget (a browser review): each limit is a dashed line, the pools' sum under a site cap,
+    and a chart under 1 kW reads in W."""
+    from engine.scenario.codec import load_preset
+    from engine.serving.run import simulate
+
+    sc = load_preset(preset)
+    over = simulate(sc).over_time
+    assert over is not None
+    fig = timeline.power_chart(over, sc)
+    assert fig.layout.yaxis.title.text == unit
+    assert [(s.y0, s.line.dash) for s in fig.layout.shapes] == [(limit, "dash")]
+    assert [a.text for a in fig.layout.annotations] == [label]
+    scale = 1e3 if unit == "W" else 1.0
+    pools = list(over["power_kw"])
+    lines = {t.name: list(t.y) for t in fig.data}
+    assert lines[pools[0]][0] == pytest.approx(over["power_kw"][pools[0]][0] * scale)
+    if preset == "power-capped-site":  # what the site's cap holds: the pools together, under it
+        together = lines["all pools"]
+        assert together[0] == pytest.approx(sum(over["power_kw"][p][0] for p in pools))
+        assert max(together) <= limit
