@@ -224,7 +224,7 @@ def cdf(
         fig.add_hline(y=pct / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
     # the curves and targets, in the axis's unit
     drawn = np.append(vals, np.asarray(tops, dtype=float) / size)
-    latency_axis(fig, f"{METRIC_NAMES.get(metric, metric)} ({unit})", (unit, size), log, drawn)
+    latency_axis(fig, f"{METRIC_NAMES.get(metric, metric)} ({unit})", (unit, size), log, drawn, columns >= 3)
     fig.update_yaxes(title="fraction of requests", range=[0, 1.02], tickformat=".0%")
     return _layout(
         fig, title if title is not None else f"{METRIC_NAMES.get(metric, metric)} CDF", height, legend
