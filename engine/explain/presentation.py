@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from engine.explain.bill import goodput_per_usd
+from engine.explain.rejections import reason_words
 from engine.explain.sustain import figure_notes
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
@@ -435,7 +436,7 @@ def scheduler_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     ):
         reasons = requests.get(key, {}) or {}
         for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
-            out.append((f"{verb}: {reason.replace('_', ' ')}", f"{count:,}", help_text))
+            out.append((f"{verb}: {reason_words(reason)}", f"{count:,}", help_text))
     rows = (
         (
             "preemptions",

@@ -10,8 +10,31 @@ from __future__ import annotations
 
 from engine.explain.finding import Finding
 from engine.scenario.resolve import Resolved
+from engine.serving import ledger
 from engine.serving.ledger import OVER_CONTEXT, TOO_LONG, TOO_LONG_LIVE
 from engine.serving.run import SimResult
+
+REASON_WORDS = {
+    OVER_CONTEXT: "longer than the context",
+    TOO_LONG: "too long for KV memory",
+    TOO_LONG_LIVE: "too long for the KV memory free",
+    ledger.NO_INSTANCE: "no instance up",
+    ledger.NO_DECODE: "no decode instance up",
+    ledger.LOST: "instance lost",
+    ledger.UNFINISHED: "unfinished at the end",
+    ledger.DEGRADED: "shed while degraded",
+    ledger.LINK_DOWN: "KV link down",
+    "predicted_ttft_over_slo": "TTFT predicted over target",  # engine.policies.admission's
+    "queue_full": "queue full",
+}
+"""Each reject or fail reason in a few words, as the pages and the advisor name it ('Rejected: predicted
+ttft over slo' and '(predicted_ttft_over_slo 340)' showed the codes: a browser review)."""
+
+
+def reason_words(reason: str) -> str:
+    """A reject or fail reason in words (`REASON_WORDS`; another policy's own reason with its
+    underscores as spaces)."""
+    return REASON_WORDS.get(reason, reason.replace("_", " "))
 
 
 def _sizes(result: SimResult, res: Resolved, reason: str) -> str:
@@ -36,7 +59,7 @@ def rejection_finding(result: SimResult, res: Resolved) -> Finding | None:
     reasons = []
     for reason, n in req["rejected_by_reason"].items():
         sized = _sizes(result, res, reason) if reason in (TOO_LONG, TOO_LONG_LIVE, OVER_CONTEXT) else ""
-        reasons.append(f"{reason} {n:,}" + (f": {sized}" if sized else ""))
+        reasons.append(f"{reason_words(reason)} {n:,}" + (f": {sized}" if sized else ""))
     said = f" ({'; '.join(reasons)})" if reasons else ""
     return Finding(
         "warning",
@@ -47,4 +70,4 @@ def rejection_finding(result: SimResult, res: Resolved) -> Finding | None:
     )
 
 
-__all__ = ["rejection_finding"]
+__all__ = ["REASON_WORDS", "reason_words", "rejection_finding"]

@@ -116,7 +116,7 @@ def test_the_text_says_what_the_scheduler_did_and_what_a_class_misses(
 
     assert main(["run", "prefill-loss-fallback", "--set", "duration_s=300"]) == 0
     out = capsys.readouterr().out
-    assert "rejected: degraded " in out and "answers capped (degrade) " in out
+    assert "rejected: shed while degraded " in out and "answers capped (degrade) " in out
     assert "TTFT ∞ (rejected or failed requests)" in out and "FAILS on TTFT" in out
     e2e = ["run", "chat-colocated", "--set", "duration_s=60", "--set", "workload.classes[0].slo.e2e_ms=100"]
     assert main(e2e) == 0

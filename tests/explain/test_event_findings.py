@@ -153,7 +153,8 @@ def test_a_rejection_for_size_says_the_sizes() -> None:
     kv = r[r["reason"] == "too_long_for_kv"]
     longest = int((kv["prompt_tokens"] + kv["output_tokens"]).max())
     assert (
-        len(kv) and f"too_long_for_kv {len(kv)}: KV memory for mixed 121,395 tokens an instance" in found.text
+        len(kv)
+        and f"too long for KV memory {len(kv)}: KV memory for mixed 121,395 tokens an instance" in found.text
     )
     assert f"the longest request {longest:,}" in found.text
 
