@@ -56,18 +56,17 @@ TRANSFER_CHIPS: dict[str, str] = {
     "a100-80g": "no serving-stack measurements of the A100 in the reference data (Splitwise's harness only)",
     "a800-80g": "same silicon as the A100, which has no serving-stack fit",
     "b300": "a new die (Blackwell Ultra), no measurements in the reference data",
-    "gaudi3": "no public measurements in the reference data",
     "groq-lpu": "no serving-stack measurements in the reference data (Groq serves tokens, not chips)",
-    "inferentia2": "no public measurements in the reference data",
-    "jetson-agx-orin": "no public measurements in the reference data",
     "l4": "its only reference rows serve a vision model the catalog lacks",
-    "l40s": "no public measurements in the reference data",
     "mi355x": "a new die (CDNA 4), no public measurements in the reference data",
-    "qualcomm-ai100-ultra": "no public measurements in the reference data",
-    "tpu-v5e": "no public measurements in the reference data",
-    "tpu-v5p": "no public measurements in the reference data",
-    "tpu-v6e": "no public measurements in the reference data",
-    "trainium2": "no public measurements in the reference data",
+    **dict.fromkeys(
+        ("gaudi3", "inferentia2", "jetson-agx-orin", "l40s", "qualcomm-ai100-std", "qualcomm-ai100-ultra"),
+        "no public measurements in the reference data",
+    ),
+    **dict.fromkeys(
+        ("tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "trainium2"),
+        "no public measurements in the reference data",
+    ),
 }
 """Catalog chips whose factors come by conservative transfer (rule 4), and why. Every catalog chip is
 fitted, on the same silicon as a fitted chip, illustrative, or listed here: a test keeps the catalog
