@@ -182,3 +182,19 @@ def test_an_upload_is_still_there_after_a_look_at_another_page() -> None:
     at.switch_page("app_pages/results.py").run()
     at.switch_page("app_pages/hardware.py").run()
     assert not [c for c in at.caption if "uploaded earlier in this session" in text_of(c.value)]
+
+
+def test_tensor_parallel_starts_at_the_least_that_holds_the_files_model() -> None:
+    """The file cannot say its layout: the box took the scenario's tp 2 for an 8B benchmark, whose replay
+    then read TTFT -50% and TPOT -42% as if the model were that far off (a browser review). It starts at the
+    least TP that holds the model the file names, and a caption says what the file leaves to the reader."""
+    at = app("hardware")
+    assert scenario_of(at).deployment.pools[0].tp > 1  # the scenario's own layout is not the benchmark's
+    _upload(at, FILES[:1])
+    assert_clean(at)
+    assert at.number_input(key="fg:observe-tp").value == 1
+    said = [text_of(c.value) for c in at.caption if "does not say its chip" in text_of(c.value)]
+    assert said and "least tensor parallel" not in said[0], said
+    at.number_input(key="fg:observe-tp").set_value(4).run()
+    said = [text_of(c.value) for c in at.caption if "does not say its chip" in text_of(c.value)]
+    assert "The least tensor parallel that holds llama-3.1-8b in bf16 on h100-sxm is 1." in said[0], said
