@@ -246,8 +246,9 @@ with c2:
             ),
         ):
             value, band = marks.value_parts(text, trust, key, False, bounds, moves)
-            behind = ex.shortfall_rps(s) if rep is None else rep.worst_shortfall()
-            if key in layout.COSTS and behind is not None:  # as $ / request: the bill over full batches
+            # as $ / request: the bill over full batches (at capacity too)
+            behind = ex.saturated(s) if rep is None else rep.worst_shortfall() is not None
+            if key in layout.COSTS and behind:
                 band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL
             _card(label, value, band, help_)
 

@@ -413,7 +413,9 @@ def timeseries(
                            hovertemplate=f"{pool} {what}: " + ("%{y:.1%}" if percent else "%{y:,.4~r}") + "<extra></extra>")
             )  # fmt: skip
     shade_warmup(fig, warmup_s)
-    fig.update_xaxes(title="time (s)", unifiedhovertitle={"text": SECONDS_HOVER})
+    fig.update_xaxes(
+        title="time (s)", unifiedhovertitle={"text": SECONDS_HOVER}, tickformat=",~r"
+    )  # 3,600, not 3600
     top = float(np.nanmax(ts[list(columns)].to_numpy(dtype=float))) if len(ts) else 1.0
     # whole percents would label ticks 0.5% apart "1%, 1%, 2%" on a pool that stays under 10%
     fig.update_yaxes(
@@ -543,7 +545,9 @@ def rate(
                 hovertemplate=RATE_HOVER,
             )
         )
-    fig.update_xaxes(title="time (s)", unifiedhovertitle={"text": SECONDS_HOVER})
+    fig.update_xaxes(
+        title="time (s)", unifiedhovertitle={"text": SECONDS_HOVER}, tickformat=",~r"
+    )  # 3,600, not 3600
     fig.update_yaxes(title="requests/s", rangemode="tozero")
     fig.update_layout(bargap=0)
     return _layout(fig, title, height)

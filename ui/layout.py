@@ -279,6 +279,7 @@ def growth(summary: Any) -> dict[str, float | None]:
     # steady figure either (a browser review read a bare 25.3 s at 4 req/s, 'grows' only one step further)
     if ex.rising_line(summary) is not None:  # the engine's one judgment of it, as Results' warning
         grows[HEADROOM_KEY + "ttft_p99_ms"] = 0.0
+        grows |= {LEVEL_KEY + key: 0.0 for key in COSTS}  # the bill over full batches (`ex.saturated`)
     return grows | {LEVEL_KEY + key: 0.0 for key, kind in GROWING.items() if ex.level(summary, kind)}
 
 
@@ -292,9 +293,7 @@ def marked_figure(summary: Any, key: str, text: str, band: str | None) -> tuple[
     short = None if kind is None else ex.latency_shortfall(summary, kind)
     if short is not None:
         return ex.at_least(text, short), ex.GROWS
-    if (kind is not None and ex.level(summary, kind)) or (
-        key in COSTS and ex.shortfall_rps(summary) is not None
-    ):
+    if (kind is not None and ex.level(summary, kind)) or (key in COSTS and ex.saturated(summary)):
         return text, f"{band} · {ex.LEVEL}" if band else ex.LEVEL
     if HEADROOM_KEY + key in growth(summary):
         return text, HEADROOM

@@ -211,7 +211,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     c = doc["cost"]
     # an unsustainable run's bill is over batches a backlog keeps full, served late: cheaper per request,
     # and no better (as Results marks it; a review read "$0.26 per 1k" bare beside a baseline's $0.55)
-    full = f", {sustain.LEVEL}" if shortfall_rps(doc) is not None else ""
+    full = f", {sustain.LEVEL}" if sustain.saturated(doc) else ""  # at capacity too
     # nothing completed: no figure to divide ('$- per 1k requests': a review)
     if c["usd_per_request"] is None:
         print(f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); no request completed")

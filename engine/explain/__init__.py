@@ -73,7 +73,9 @@ _BY_MODULE = {
         "example_measurements_csv EXAMPLE_PROFILE expected_error_frame file_name html_report "
         "parse_measurements png_with_text provenance recalibrate svg_with_metadata validation_table"
     ),
-    "sustain": "GROWS HEADROOM LEVEL level marked at_least latency line rising_line within_only answered_note",
+    "sustain": (
+        "GROWS HEADROOM LEVEL level marked at_least latency line rising_line saturated within_only answered_note"
+    ),
     "engine.serving.summary": "shortfall_rps latency_shortfall LatencyKind rate_span_s",
     "layers": "LAYERS LayerEffect LayerView effects_table layer_view",
     "way_in": "way_in_line client_line",
@@ -243,6 +245,7 @@ __all__ = [
     "run_spread",
     "runnable_duration_s",
     "runnable_rate_rps",
+    "saturated",
     "scenario_layout",
     "scheduler_figures",
     "seed_scenarios",
@@ -445,6 +448,7 @@ if TYPE_CHECKING:
         line,
         marked,
         rising_line,
+        saturated,
         within_only,
     )
     from engine.explain.tail_ends import tail_end_text

@@ -118,6 +118,14 @@ def rising_line(summary: Mapping[str, Any]) -> str | None:
     )
 
 
+def saturated(summary: Mapping[str, Any]) -> bool:
+    """Whether a run's costs are those of batches a queue keeps full (`LEVEL`): unsustainable, at
+    capacity or its queue still rising. Cheaper per request than any load it serves within SLO and no
+    better: chat-disaggregated at 30 req/s, 1.1% within SLO at capacity, read its lowest $ per request
+    bare, the live strip's arrow down beside it (a browser review)."""
+    return bool(summary.get("unsustainable")) or rising_line(summary) is not None
+
+
 def capacity_line(summary: Mapping[str, Any]) -> str | None:
     """One sentence on a run whose queue never emptied through the window's second half (`Summary.at_capacity`)."""
     stood = summary.get("at_capacity")

@@ -243,3 +243,27 @@ def test_a_bills_part_keeps_its_third_figure() -> None:
     assert (_part(0.0016967), _part(0.000397), _part(0.0000171)) == ("1.70", "0.397", "0.0171")
     assert (_part(0.012), _part(0.1234), _part(0.0), _part(None)) == ("12.0", "123", "0", "-")
     assert (_part(0.09996), _part(0.0999)) == ("100", "99.9")  # not '100.' (a review)
+
+
+def test_a_run_at_capacity_marks_its_costs_as_the_bill_over_full_batches(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """chat-disaggregated at 30 req/s, 1.1% within SLO with a queue that never drained, read its lowest
+    $ per request bare, and the live strip's arrow fell beside it (a browser review): the costs of a run
+    at capacity, or whose queue still rose at the window's end, are marked as an unsustainable run's are."""
+    from engine.cli.main import main
+    from engine.explain.sustain import LEVEL, saturated
+    from ui.layout import COSTS, LEVEL_KEY, growth, marked_figure
+
+    busy = ["run", "chat-disaggregated", "--set", "workload.arrival.rate_rps=30", "--set", "duration_s=120"]
+    assert main(busy) == 0
+    cost = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("cost:"))
+    assert cost.count(f", {LEVEL}") == 2, cost
+    assert main([*busy, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc.get("unsustainable") is None and saturated(doc)
+    assert all(LEVEL_KEY + key in growth(doc) for key in COSTS)  # the live strip's pill
+    assert marked_figure(doc, "usd_per_request", "$0.35", "−20% to +32%")[1] == f"−20% to +32% · {LEVEL}"
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=120"]) == 0  # at its own load: bare
+    cost = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("cost:"))
+    assert LEVEL not in cost
