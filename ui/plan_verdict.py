@@ -225,14 +225,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
             icon=":material/check_circle:",
         )
         if v.risk_aware and c["run"] != v.nominal_run and v.nominal_run is not None:
-            r, premium, where = p.runs.iloc[v.nominal_run], v.premium_text(), v.nominal_text(p.duration_s)
-            st.info(
-                f"{_sentence(v.nominal_name().removeprefix('the '))}: **{plain(r['shape'])} {plain(r['split'])}**"
-                + (f", {plain(where)}" if where else "")
-                + (f"; the choice {v.premium_verb()} {plain(premium)}" if premium else "")
-                + f". {_sentence(plain(v.risk_text()))}.",
-                icon=":material/balance:",
-            )
+            _nominal_box(v, p)
         elif v.risk_text():
             st.caption(_sentence(plain(v.risk_text())) + ".")
         frame = per_chip_frame(v.table, reruns)
@@ -245,6 +238,26 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         )
         if p.best is not None and (crossing := vendor_crossing(p.best)):
             st.warning(_sentence(plain(crossing)) + ".", icon=":material/swap_horiz:")
+
+
+def _nominal_box(v: Any, p: Any) -> None:
+    """The nominal cheapest beside a risk-aware choice: its price, the choice's premium, its risk."""
+    r, premium, where = p.runs.iloc[v.nominal_run], v.premium_text(), v.nominal_text(p.duration_s)
+    # its chips' row shows the deployment that held slowed: 'b200 2P:1D $13.50/h' was on no row of
+    # the table under it (a browser review)
+    rowless = not ((v.table["shape"] == r["shape"]) & (v.table["split"] == r["split"])).any()
+    st.info(
+        f"{_sentence(v.nominal_name().removeprefix('the '))}: **{plain(r['shape'])} {plain(r['split'])}**"
+        + (f", {plain(where)}" if where else "")
+        + (f"; the choice {v.premium_verb()} {plain(premium)}" if premium else "")
+        + f". {_sentence(plain(v.risk_text()))}."
+        + (
+            " It has no row below: its chips' row is their deployment that held with them slowed."
+            if rowless
+            else ""
+        ),
+        icon=":material/balance:",
+    )
 
 
 def _under_table(v: Any, quoted: str | None, rows: int, reran: bool = False) -> None:

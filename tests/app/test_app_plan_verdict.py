@@ -316,3 +316,22 @@ def test_the_choices_ranges_and_the_other_rows_are_said_apart() -> None:
     box = at.get_by_key("fg-plan-verdict")
     assert len(box.dataframe[0].value) > 1
     assert RANGES_NOTE in [text_of(c.value) for c in box.caption]
+
+
+@pytest.mark.slow
+def test_a_nominal_cheapest_without_a_row_says_so() -> None:
+    """'Nominal cheapest: b200 tp1 -> b200 tp1 2P:1D, $13.50/h' stood over a table whose b200 row was the
+    choice's 3P:1D (a browser review): a nominal pick on no row of the table says its chips' row is the
+    deployment that held with them slowed."""
+    at = _question("chat-disaggregated", {}, 16.0, ["h100-sxm", "b200", "mi300x"], [1, 2, 4])
+    box = at.get_by_key("fg-plan-verdict")
+    said = [text_of(i.value) for i in box.info if text_of(i.value).startswith("Nominal cheapest")]
+    assert said, [i.value for i in box.info]
+    named = re.search(r"\*\*(.+?)\*\*", said[0])
+    assert named is not None
+    chips = list(dict.fromkeys(re.findall(r"(\S+) tp\d+", named.group(1))))  # 'b200 tp1 -> mi300x tp2 2P:1D'
+    split = named.group(1).split()[-1]
+    table = box.dataframe[0].value
+    mine = table[table["chip"] == " → ".join(chips)]
+    assert len(mine) == 1 and not mine["layout"].iloc[0].endswith(" " + split), (named.group(1), mine)
+    assert "It has no row below: its chips' row is their deployment that held with them slowed." in said[0]
