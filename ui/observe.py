@@ -111,10 +111,19 @@ def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
     model = c1.selectbox(
         "Model it served", models, index=models.index(guessed), key=KEY + "model", persist_state="session"
     )
-    # from the least that holds the model the file names on the chip: the scenario's tp 2 for an 8B
-    # benchmark replayed it at TTFT -50%, TPOT -42% as if the model were that far off (a browser review)
-    least = fitting_tp(cat.models[guessed], cat.hardware[pool.hardware], "bf16", "bf16") or pool.tp
-    tp = c2.number_input("Tensor parallel", 1, 64, least, key=KEY + "tp", persist_state="session")
+    # from the least that holds the model chosen on the chip chosen (the scenario's own where that is its
+    # model and chip): the scenario's tp 2 for an 8B benchmark replayed it at TTFT -50%, TPOT -42% as if
+    # the model were that far off (a browser review)
+    least = fitting_tp(cat.models[str(model)], cat.hardware[str(hw)], "bf16", "bf16")
+    own = str(model) == sc.model.id and str(hw) == pool.hardware and (least is None or pool.tp >= least)
+    tp = c2.number_input(
+        "Tensor parallel",
+        1,
+        64,
+        pool.tp if own or least is None else least,
+        key=KEY + "tp",
+        persist_state="session",
+    )
     weights: Any = c3.selectbox(
         "Its weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights", persist_state="session"
     )

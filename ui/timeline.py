@@ -29,6 +29,7 @@ import streamlit as st
 from engine.explain import FaultMark, fault_marks
 from engine.scenario import Scenario
 from ui import charts, export
+from ui import minute_charts as mc
 from ui import power_chart as power_lines
 
 UP, DOWN = "#29b09d", "#ff8700"
@@ -65,28 +66,6 @@ def _marks(fig: go.Figure, events: Sequence[Any], top: float) -> None:
             )
 
 
-def _style(fig: go.Figure, title: str, yaxis: str, *, percent: bool) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
-        height=320,
-        # room on the right for the last tick's label: a day's "24:00" was dropped on the charts
-        # without a right-hand axis, which then seemed to end at 20:00 (a review)
-        margin={"l": 10, "r": 30, "t": 40, "b": 10},
-        legend={
-            "orientation": "h",
-            "title": None,
-            "font": {"size": 11},
-            "yanchor": "top",
-            "y": -0.36,  # under the x axis's title: at -0.25 'prefill' sat over a day's 'hour of the day' (a review)
-            "x": 0.0,
-        },
-        hovermode="x unified",
-    )
-    fig.update_xaxes(title="minute of the run", unifiedhovertitle={"text": "minute %{x:,.1f}"})
-    fig.update_yaxes(title=yaxis, tickformat=".0%" if percent else None, rangemode="tozero")
-    return fig
-
-
 def attainment_range(values: Sequence[float | None], target: float) -> tuple[float, float]:
     """The attainment axis's range: the data and the target with a margin, within 0 to 1 (plus room on
     top for the marks). A 0-100% axis flattened a minute at 92% into the line at 99%."""
@@ -96,29 +75,11 @@ def attainment_range(values: Sequence[float | None], target: float) -> tuple[flo
     return max(0.0, lo - pad), hi + pad
 
 
-def _kept(over: Mapping[str, Any]) -> int:
-    """How many bins the charts draw: those that start inside the window. The drain after it (no new
-    arrivals, the last requests finishing: the simulation's end, not the load's) ended each chart with
-    a cliff, its short last bin half busy, and the SLO line a minute early."""
-    return max(1, sum(1 for t in over["t_s"] if t < over["window_end_s"]))
-
-
-def _minutes(over: Mapping[str, Any]) -> list[float]:
-    """The drawn bins' starts and, last, where the window ends (each step holds to its bin's end), minutes."""
-    return [t / 60.0 for t in over["t_s"][: _kept(over)]] + [over["window_end_s"] / 60.0]
-
-
-def _steps(over: Mapping[str, Any], values: Sequence[Any]) -> list[Any]:
-    """The drawn bins' values, the last repeated at the window's end (`_minutes`)."""
-    kept = list(values[: _kept(over)])
-    return [*kept, kept[-1]]
-
-
 def quiet_from_s(over: Mapping[str, Any]) -> float | None:
     """Where the window's last minutes without a new arrival begin, s (None where the last drawn
     minute has arrivals): a trace that ends before the window (Mooncake's at 3,537 s of an hour's)
     dropped every chart in its last minute with nothing on them to say why."""
-    kept = _kept(over)
+    kept = mc.kept(over)
     counts = list(over["requests"][:kept])
     if not counts or counts[-1] > 0:
         return None
@@ -186,13 +147,13 @@ def drain_s(over: Mapping[str, Any]) -> float:
 
 def attainment_chart(over: Mapping[str, Any]) -> go.Figure:
     """SLO attainment of the requests arriving in each minute (axis zoomed), target dashed, scale events marked."""
-    values, target = over["slo_attainment"][: _kept(over)], float(over["target"])
+    values, target = over["slo_attainment"][: mc.kept(over)], float(over["target"])
     lo, hi = attainment_range(values, target)
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=_minutes(over),
-            y=_steps(over, values),
+            x=mc.minutes(over),
+            y=mc.steps(over, values),
             name="SLO attainment",
             mode="lines",
             line={"color": charts.CATEGORY_COLORS[0], "width": 2},
@@ -210,47 +171,24 @@ def attainment_chart(over: Mapping[str, Any]) -> go.Figure:
     _marks(fig, over["events"], (top + hi) / 2)  # in the margin above the data
     # short axis titles: a long one runs past the plot's top into the chart's title (the panel's help says more)
     # 'zoomed' only where the axis does not run from 0 (it read so over 0 to 100%: a review)
-    fig = _style(fig, "SLO attainment per minute", "met SLO (zoomed)" if lo > 0 else "met SLO", percent=True)
+    fig = mc.style(
+        fig, "SLO attainment per minute", "met SLO (zoomed)" if lo > 0 else "met SLO", percent=True
+    )
     fig.update_yaxes(range=[lo, hi], rangemode="normal", tickformat=".1%" if hi - lo < 0.1 else ".0%")
     return fig
-
-
-def _per_pool(
-    over: Mapping[str, Any], key: str, title: str, yaxis: str, hover: str, *, percent: bool = False
-) -> go.Figure:
-    fig = go.Figure()
-    several = len(over[key]) > 1
-    for i, (pool, values) in enumerate(over[key].items()):
-        fig.add_trace(
-            go.Scatter(
-                x=_minutes(over),
-                y=_steps(over, values),
-                name=str(pool),
-                mode="lines",
-                # the first pool's line wider, under the others': two pools of two instances each drew
-                # one line, the second hiding the first (a review)
-                line={
-                    "color": charts.POOL_COLORS[i % len(charts.POOL_COLORS)],
-                    "width": (3.5 if i == 0 else 1.75) if several else 2,
-                },
-                line_shape="hv",
-                hovertemplate=f"{pool}: {hover}<extra></extra>",
-            )
-        )
-    return _style(fig, title, yaxis, percent=percent)
 
 
 def instances_chart(over: Mapping[str, Any]) -> go.Figure:
     """Instances billed per pool (mean over each minute), with the scale events marked. Billed, not
     serving: an instance lost to a fault is still paid for, so a loss shows on Busy, not here."""
-    fig = _per_pool(
+    fig = mc.per_pool(
         over,
         "instances",
         "Instances billed per pool",
         "instances billed<br>(minute mean)",
         "%{y:.2f} instances billed (mean over the minute)",
     )
-    top = max([1.0, *(max(v[: _kept(over)], default=0.0) for v in over["instances"].values())])
+    top = max([1.0, *(max(v[: mc.kept(over)], default=0.0) for v in over["instances"].values())])
     _marks(fig, over["events"], top + 0.5)
     _demand(fig, over)
     return fig
@@ -264,8 +202,8 @@ def _demand(fig: go.Figure, over: Mapping[str, Any]) -> None:
     per_min = [60.0 * n / max(b - a, 1e-9) for n, a, b in zip(arrived, over["t_s"], ends, strict=True)]
     fig.add_trace(
         go.Scatter(
-            x=_minutes(over),
-            y=_steps(over, per_min),
+            x=mc.minutes(over),
+            y=mc.steps(over, per_min),
             name="requests arriving",
             mode="lines",
             line={"color": "#9aa0a6", "width": 1.5},  # solid: the dotted lines are the faults
@@ -291,12 +229,12 @@ def _demand(fig: go.Figure, over: Mapping[str, Any]) -> None:
 
 def power_chart(over: Mapping[str, Any], sc: Scenario | None = None) -> go.Figure:
     """Mean power each pool's chips drew per minute, with the limits they are held to (`ui.power_chart`)."""
-    return power_lines.power_chart(over, sc, per_pool=_per_pool)
+    return power_lines.power_chart(over, sc)
 
 
 def busy_chart(over: Mapping[str, Any]) -> go.Figure:
     """Each pool's busy fraction per minute (of its instances' time on)."""
-    return _per_pool(
+    return mc.per_pool(
         over, "busy", "Busy per minute", "busy", "%{y:.1%} of its instances' time iterating", percent=True
     )
 
@@ -380,7 +318,7 @@ def on_one_clock(
     vertical line at each fault's moment on each, numbered at its top; `fault_key` says what each
     number is (a label in words covered the data near the top, and two faults a minute apart cut each
     other's words off)."""
-    minutes = _minutes(over)
+    minutes = mc.minutes(over)
     span = [min(minutes, default=0.0), max(minutes, default=1.0)]
     for fig in figs:
         fig.update_xaxes(range=span, autorange=False)

@@ -176,11 +176,7 @@ def upload_editor() -> None:
         with st.spinner(f"Checking {name}…"):
             reqs = read_trace(trace, sc, text=text)
         ref = store_upload(raw, suffix)
-        est = estimate_work(
-            apply_overrides(sc, {"workload.trace": {**trace.model_dump(), "path": ref}}), reqs
-        )
-        over = _over_text(est.problems(), ref, up.name)
-        earliest = _earliest_that_fit(sc, trace, ref, text, est) if over else None
+        over, earliest = _work_check(sc, trace, ref, text, reqs, up.name)
     except ScenarioError as exc:
         _refused(plain(exc))
         return
@@ -203,6 +199,16 @@ def upload_editor() -> None:
     )
     if st.session_state.get(state.UPLOAD_DONE) == digest:
         st.rerun()
+
+
+def _work_check(
+    sc: Scenario, trace: Trace, ref: str, text: str, reqs: Any, file_name: str
+) -> tuple[str, int | None]:
+    """Whether the work bound admits the upload's replay under `sc` (its refusal said of the file, '' where
+    it does) and, where it does not, the most of its earliest requests that fit (None: none found)."""
+    est = estimate_work(apply_overrides(sc, {"workload.trace": {**trace.model_dump(), "path": ref}}), reqs)
+    over = _over_text(est.problems(), ref, file_name)
+    return over, _earliest_that_fit(sc, trace, ref, text, est) if over else None
 
 
 def _earliest_that_fit(sc: Scenario, trace: Trace, ref: str, text: str, est: Any) -> int | None:
@@ -344,11 +350,8 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str, cap: int |
         ref = store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
         # the work bound the upload itself checks, with the classes the file adds (it was skipped here:
         # such a file was refused only when its run was, a read-through)
-        est = estimate_work(
-            apply_overrides(with_them, {"workload.trace": {**trace.model_dump(), "path": ref}}), reqs
-        )
-        over = _over_text(est.problems(), ref, file_name)
-        if over and (earliest := _earliest_that_fit(with_them, trace, ref, text, est)) is not None:
+        over, earliest = _work_check(with_them, trace, ref, text, reqs, file_name)
+        if earliest is not None:
             st.session_state[CREATE_EARLIEST] = ((file_name, names), earliest)
     except (ScenarioError, UnicodeDecodeError) as exc:
         over = f"{file_name}: {exc}"

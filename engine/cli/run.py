@@ -22,7 +22,7 @@ from engine.explain import sustain
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
-from engine.serving.run import ENGINE_VERSION, replicate, simulate
+from engine.serving.run import ENGINE_VERSION, SimResult, replicate, simulate
 from engine.serving.summary import latency_shortfall, shortfall_rps
 from engine.serving.work_bound import estimate, in_words
 
@@ -138,6 +138,45 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             "  rates over each seed's window, the unsustainable seeds' too (a single run's are over the span "
             "it served: the two do not average)"
         )
+    _queues_said(runs)
+    for name in runs[0].summary["classes"]:  # whether each class met its SLO, seed by seed (a review)
+        passed = sum(bool(r.summary["classes"][name]["passes"]) for r in runs)
+        fails = "" if passed == len(runs) else " (FAILS in every seed)" if not passed else " (FAILS in some)"
+        # an unsustainable seed's class is within target over that run only (its single run says so)
+        only = (
+            f", within target over the run only in the {len(behind)} unsustainable"
+            if passed and behind
+            else ""
+        )
+        print(f"  class {name}: passes in {passed} of {len(runs)} seeds{fails}{only}")
+    full = [r for r in runs if sustain.saturated(r.summary)]
+    for key, label, scale in REPLICATED:
+        if key in stats:
+            s = stats[key]
+            figure = (
+                f"{s['mean'] * scale:12.5g}  [{s['ci95_low'] * scale:.5g}, {s['ci95_high'] * scale:.5g}]"
+                if s["mean"] is not None
+                else f"{'-':>12}  (none in {s['missing']} of {len(runs)} seeds: no mean)"
+            )
+            if (
+                key.startswith("cost.") and full
+            ):  # as a single run marks its costs (a review), at capacity too
+                figure += f"  ({sustain.LEVEL} in {len(full)} of {len(runs)} seeds)"
+            kind = key.split(".")[1] if key.startswith("latency_ms") else None
+            shorts = [latency_shortfall(r.summary, kind) for r in runs] if kind else []  # type: ignore[arg-type]
+            grows = [g for g in shorts if g is not None]
+            level = bool(kind) and any(sustain.level(r.summary, kind) for r in runs)  # type: ignore[arg-type]
+            print(f"  {label:24} {sustain.latency(figure, max(grows) if grows else None, level)}")
+    if args.out:
+        print(
+            f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"
+        )
+    return 0
+
+
+def _queues_said(runs: list[SimResult]) -> None:
+    """In how many seeds the queue still rose at the window's end, or stood at capacity (each seed's own
+    line says it; a review found the count left out)."""
     rising = [r for r in runs if r.summary.get("queue_rising") and shortfall_rps(r.summary) is None]
     if rising:  # each seed's own line says it; here, in how many (a review found it left out)
         print(
@@ -150,36 +189,6 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             f"at capacity in {len(standing)} of {len(runs)} seeds: the queue never emptied in the window's second "
             "half, no headroom (their TTFT and E2E grow with a longer run)"
         )
-    for name in runs[0].summary["classes"]:  # whether each class met its SLO, seed by seed (a review)
-        passed = sum(bool(r.summary["classes"][name]["passes"]) for r in runs)
-        fails = "" if passed == len(runs) else " (FAILS in every seed)" if not passed else " (FAILS in some)"
-        # an unsustainable seed's class is within target over that run only (its single run says so)
-        only = (
-            f", within target over the run only in the {len(behind)} unsustainable"
-            if passed and behind
-            else ""
-        )
-        print(f"  class {name}: passes in {passed} of {len(runs)} seeds{fails}{only}")
-    for key, label, scale in REPLICATED:
-        if key in stats:
-            s = stats[key]
-            figure = (
-                f"{s['mean'] * scale:12.5g}  [{s['ci95_low'] * scale:.5g}, {s['ci95_high'] * scale:.5g}]"
-                if s["mean"] is not None
-                else f"{'-':>12}  (none in {s['missing']} of {len(runs)} seeds: no mean)"
-            )
-            if key.startswith("cost.") and behind:  # as a single run marks its costs (a review)
-                figure += f"  ({sustain.LEVEL} in {len(behind)} of {len(runs)} seeds)"
-            kind = key.split(".")[1] if key.startswith("latency_ms") else None
-            shorts = [latency_shortfall(r.summary, kind) for r in runs] if kind else []  # type: ignore[arg-type]
-            grows = [g for g in shorts if g is not None]
-            level = bool(kind) and any(sustain.level(r.summary, kind) for r in runs)  # type: ignore[arg-type]
-            print(f"  {label:24} {sustain.latency(figure, max(grows) if grows else None, level)}")
-    if args.out:
-        print(
-            f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"
-        )
-    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -143,7 +143,7 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]
     # what overload protection, faults and preemption did, as Results lists it: attainment read with
     # 690 answers cut to 128 tokens unsaid (a review)
     if did := scheduler_figures(doc):
-        # the label's capital only ("kV link faults", "ttft predicted over target" read as codes)
+        # the label's capital only ("kV link faults", "ttft predicted to miss its target" read as codes)
         words = [(k if k[:2].isupper() else k[:1].lower() + k[1:], v) for k, v, _ in did]
         out.append("  " + "; ".join(f"{k} {v}" for k, v in words))
     if (said := sustain.line(doc) or sustain.rising_line(doc)) is not None:

@@ -23,6 +23,17 @@ def directed(x: float, figures: int, up: bool) -> float:
     return (math.ceil(n - 1e-9) if up else math.floor(n + 1e-9)) * scale
 
 
+def round_down(rate_rps: float) -> float:
+    """A rate cut to three significant figures, never above the input (so still within a cap); as '.3g'
+    writes it, so that no float's tail shows (24.800000000000001)."""
+    if rate_rps <= 0:
+        return rate_rps
+    down = float(f"{directed(rate_rps, 3, up=False):.3g}")
+    if down > rate_rps:  # the hair's tolerance took it over
+        down = float(f"{down - 10.0 ** (math.floor(math.log10(rate_rps)) - 2):.3g}")
+    return down
+
+
 def _sig3(x: float, rounding: str) -> str:
     """`x` to three significant figures, rounded `rounding` ('down' or 'up'), as '.3g' writes it."""
     if x == 0 or not math.isfinite(x):

@@ -66,7 +66,8 @@ _BY_MODULE = {
     "trace_files": "trace_format trace_problem idle_tail kept_text",
     "mode_switch": "with_mode chips_changed with_load_of unshared_edits",
     "layout_choices": "fitting_eps",
-    "rate_scale": "peak_of rate_cap_rps runnable_duration_s runnable_rate_rps rate_stops round_down",
+    "rate_scale": "peak_of rate_cap_rps runnable_duration_s runnable_rate_rps rate_stops",
+    "engine.core.numbers": "round_down",
     "replicas": "Interval Replicas compare_with_noise seed_scenarios summarize",
     "report": (
         "MAX_MEASUREMENT_BYTES MEASUREMENT_COLUMN_HELP Recalibration csv_with_provenance "
@@ -301,6 +302,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 
 if TYPE_CHECKING:
+    from engine.core.numbers import round_down
     from engine.explain.advisor import Advice, Finding, advise, findings
     from engine.explain.asic import STABLE_MONTHS, specialisation
     from engine.explain.bill import cost_basis, cost_kinds, cost_parts, utilization_frame
@@ -395,7 +397,6 @@ if TYPE_CHECKING:
         peak_of,
         rate_cap_rps,
         rate_stops,
-        round_down,
         runnable_duration_s,
         runnable_rate_rps,
     )

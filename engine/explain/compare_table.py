@@ -52,6 +52,9 @@ COMPARED: tuple[tuple[str, str, str, Better], ...] = (
 """The figures the Compare page lines up: label, summary path, unit, and which way is better ("neither": a
 trade, both figures and the change shown, no verdict)."""
 
+TRADE = "a trade"
+"""The better column of a figure that is a trade ("neither" way), where the two sides differ."""
+
 ONLY_WHEN_USED = frozenset({"Cache hit rate", "Preemptions", "Retried after a fault"})
 """Figures `compare` leaves out when they are zero or missing on both sides (feature not in play)."""
 
@@ -128,8 +131,10 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
             better = ""
         elif (rel is not None and abs(rel) < 0.005 and not _misses_moved(path, va, vb, a, b)) or change == 0:
             better = "same"
-        elif way == "neither":  # a trade: the change is shown, no side called better
-            better = ""
+        elif (
+            way == "neither"
+        ):  # a trade: the change is shown, no side called better (a blank read as missing)
+            better = TRADE
         else:
             better = "B" if (change < 0) == (way == "lower") else "A"
         share = unit == "fraction"

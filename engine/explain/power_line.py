@@ -36,7 +36,8 @@ def _mean_power_clause(summary: Mapping[str, Any]) -> str | None:
     if kw is None:
         return None
     # under 1 kW in W: an edge site's run read '0.233 kW' beside its budget's 60 W (a browser review)
-    drew = f"{kw:,.3g} kW" if kw >= 1 else f"{kw * 1e3:,.3g} W"
+    # (by the value as written: 0.9997 kW read '1e+03 W', a review)
+    drew = f"{kw:,.3g} kW" if kw >= 0.9995 else f"{kw * 1e3:,.3g} W"
     return (
         f"the chips drew {drew} on average over the run, its drain included (the chips alone, idle "
         "included: no servers or cooling)"

@@ -16,7 +16,7 @@ import math
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.core.numbers import directed
+from engine.core.numbers import round_down
 from engine.scenario.codec import apply_overrides
 from engine.scenario.model import Arrival, Scenario
 from engine.serving.work_bound import estimate
@@ -101,14 +101,3 @@ def rate_stops(cap_rps: float, current_rps: float | None = None) -> list[float]:
     if current_rps is not None and current_rps > 0:
         stops.add(float(current_rps))
     return sorted(stops)
-
-
-def round_down(rate_rps: float) -> float:
-    """A rate cut to three significant figures, never above the input (so still within a cap); as '.3g'
-    writes it, so that no float's tail shows (24.800000000000001)."""
-    if rate_rps <= 0:
-        return rate_rps
-    down = float(f"{directed(rate_rps, 3, up=False):.3g}")
-    if down > rate_rps:  # the hair's tolerance took it over
-        down = float(f"{down - 10.0 ** (math.floor(math.log10(rate_rps)) - 2):.3g}")
-    return down

@@ -9,6 +9,7 @@ and the model's context where that is the limit.
 from __future__ import annotations
 
 from engine.explain.finding import Finding
+from engine.policies import admission
 from engine.scenario.resolve import Resolved
 from engine.serving import ledger
 from engine.serving.ledger import OVER_CONTEXT, TOO_LONG, TOO_LONG_LIVE
@@ -24,8 +25,8 @@ REASON_WORDS = {
     ledger.UNFINISHED: "unfinished at the end",
     ledger.DEGRADED: "shed while degraded",
     ledger.LINK_DOWN: "KV link down",
-    "predicted_ttft_over_slo": "TTFT predicted over target",  # engine.policies.admission's
-    "queue_full": "queue full",
+    admission.OVER_TARGET: "TTFT predicted to miss its target",
+    admission.QUEUE_FULL: "queue full",
 }
 """Each reject or fail reason in a few words, as the pages and the advisor name it ('Rejected: predicted
 ttft over slo' and '(predicted_ttft_over_slo 340)' showed the codes: a browser review)."""

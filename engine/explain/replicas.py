@@ -27,6 +27,7 @@ import pandas as pd
 
 from engine.explain import compare_table
 from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric, late_values
+from engine.explain.sustain import saturated
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SEED_LIMIT, SimResult, clipped, flatten, same_span, seed_values, t_quantile
@@ -217,6 +218,9 @@ class Replicas:
     client's ceiling holds the backlog), else None; None: as `shortfalls`."""
     steady: frozenset[str] = frozenset()
     """The latency kinds that stay level in every seed whose latencies grow (`Shortfall.steady`)."""
+    saturated: tuple[bool, ...] = ()
+    """Each seed's costs at saturation (`sustain.saturated`: unsustainable, at capacity or its queue still
+    rising at the window's end): the bill over full batches, in every mean over the seeds."""
     per_seed: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
     """Each figure's value in each seed, in `seeds`' order (by the paths of `figures`): a paired
     comparison tests the seeds' differences (`compare_with_noise`)."""
@@ -277,6 +281,7 @@ def summarize(results: Sequence[SimResult], max_points: int = 400) -> Replicas:
         bands={m: cdf_band(sc, tables, m, max_points) for m in METRICS},
         shortfalls=tuple(shortfall_rps(r.summary) for r in results),
         growing=tuple(latency_shortfall(r.summary) for r in results),
+        saturated=tuple(saturated(r.summary) for r in results),
         steady=_steady([r.summary for r in results]),
         per_seed={key: tuple(seed_values(flat, key)) for key in figures},
     )

@@ -97,8 +97,8 @@ def _replay_all(
             try:
                 out[name] = replayed(obs, pts, dep, catalog, profile)
                 continue
-            except ScenarioError as exc:
-                skip[name] = str(exc)
+            except ScenarioError as exc:  # (its file named once: the note names it)
+                skip[name] = str(exc).removeprefix(f"{name}: ")
         out[name] = [predict(m, catalog, profile) for m in pts]
     return out
 

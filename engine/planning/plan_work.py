@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.core.numbers import round_down
 from engine.planning.candidates import SearchSpace, planning_scenario, planning_warmup_s, with_deployment
 from engine.planning.sizing import Kind, Shape
 from engine.scenario.model import Scenario
@@ -150,7 +151,7 @@ class PlanWork:
         )
         sims = math.floor(per_sim / (self.events_per_run * searches / space.max_simulations))
         fixes = [
-            f"{name['target_rps']} to {_down(target_rps * factor):g} req/s",
+            f"{name['target_rps']} to {round_down(target_rps * factor):g} req/s",  # never over the limit
             f"{name['duration_s']} to {shorter} s" if shorter >= MIN_WINDOW_S else "",
             f"{name['max_simulations']} to {sims}" if sims >= 1 else "",
             name["margin"]
@@ -180,12 +181,6 @@ class PlanWork:
             "margin": self.margin,
             "cpu_seconds": self.cpu_seconds,
         }
-
-
-def _down(x: float) -> float:
-    """`x` rounded down to three significant figures (a fix must not round back over the limit)."""
-    scale = 10.0 ** (math.floor(math.log10(x)) - 2)
-    return math.floor(x / scale) * scale
 
 
 def duration(seconds: float) -> str:

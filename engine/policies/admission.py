@@ -8,6 +8,11 @@ from typing import Any, ClassVar
 
 from engine.policies.registry import Policy, PolicyKind, RequestView, build, register
 
+OVER_TARGET = "predicted_ttft_over_slo"
+"""The reject reason of a request whose predicted TTFT would miss its target (`EarlyReject`)."""
+QUEUE_FULL = "queue_full"
+"""The reject reason of a request that finds its queue at its cap (`QueueCap`)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Admission(Policy):
@@ -92,7 +97,7 @@ class QueueCap(Admission):
             else self.max_queued * self.low_priority_share
         )
         if queued_requests >= cap:
-            return "queue_full"
+            return QUEUE_FULL
         return None
 
 
@@ -153,10 +158,10 @@ class EarlyReject(Admission):
         left = target - waited_s
         if own_s > 0.0 and request.priority >= request.top_priority:
             if own_s > (f if f > 1.0 else 1.0) * left:
-                return "predicted_ttft_over_slo"
+                return OVER_TARGET
             return None
         if predicted_ttft_s > f * left:
-            return "predicted_ttft_over_slo"
+            return OVER_TARGET
         return None
 
 

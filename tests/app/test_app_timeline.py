@@ -389,6 +389,29 @@ def test_the_power_chart_draws_the_limits_its_chips_are_held_to(
     lines = {t.name: list(t.y) for t in fig.data}
     assert lines[pools[0]][0] == pytest.approx(over["power_kw"][pools[0]][0] * scale)
     if preset == "power-capped-site":  # what the site's cap holds: the pools together, under it
-        together = lines["all pools"]
+        together = lines["data-centre pools"]
         assert together[0] == pytest.approx(sum(over["power_kw"][p][0] for p in pools))
         assert max(together) <= limit
+
+
+def test_the_power_chart_keeps_the_edge_site_apart_and_a_far_cap_off_the_chart() -> None:
+    """A site cap's sum took in the edge site's pools, which its budget holds instead; a 20 kW cap over
+    0.2 kW flattened every line; an edge budget beside kilowatts of data centre sat at 0.06 on a kW axis
+    (a review): the sum is the data-centre pools', a far limit is named in the title, and the edge site's
+    pools and budget take a right-hand axis in W."""
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.serving.run import simulate
+
+    far = apply_overrides(load_preset("edge-offload"), {"deployment.power_cap_kw": 20})
+    fig = timeline.power_chart(simulate(far).over_time, far)
+    assert "site cap 20 kW (far above)" in fig.layout.title.text
+    assert [a.text for a in fig.layout.annotations] == ["edge budget 60 W"]
+    assert "data-centre pools" not in {t.name for t in fig.data}  # one data-centre pool: no sum to draw
+    busy = apply_overrides(load_preset("edge-offload"), {"deployment.pools[0].count": 8})
+    over = simulate(busy).over_time
+    assert over is not None
+    fig = timeline.power_chart(over, busy)
+    assert fig.layout.yaxis.title.text == "kW" and fig.layout["yaxis2"].title.text == "edge site (W)"
+    site = next(t for t in fig.data if t.name == "site")
+    assert site.yaxis == "y2" and site.y[0] == pytest.approx(over["power_kw"]["site"][0] * 1e3)
+    assert [(s.y0, s.yref) for s in fig.layout.shapes] == [(60.0, "y2")]

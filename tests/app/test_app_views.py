@@ -275,7 +275,7 @@ def test_cache_and_scheduler_figures_say_what_happened() -> None:
     ]  # fmt: skip
     sched = [(label, value) for label, value, _ in pr.scheduler_figures(summary)]
     assert sched == [
-        ("Rejected: TTFT predicted over target", "40"), ("Rejected: queue full", "3"),
+        ("Rejected: TTFT predicted to miss its target", "40"), ("Rejected: queue full", "3"),
         ("Preemptions", "7"), ("Swapped over PCIe", "2.5 GB"), ("Role switches", "1"),
     ]  # fmt: skip
     assert pr.scheduler_figures({"requests": {}, "scheduler": {"preemptions": 0}}) == []

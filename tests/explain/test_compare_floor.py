@@ -72,7 +72,7 @@ def test_edge_rows_show_where_a_side_has_an_edge_site_and_a_trade_takes_no_verdi
         }
 
     rows = compare(edge(0.65, 1425.0), edge(0.73, 678.0)).set_index("figure")
-    assert rows.loc["Served at the edge", "better"] == ""
+    assert rows.loc["Served at the edge", "better"] == "a trade"
     assert round(rows.loc["Served at the edge", "change"], 2) == 0.08
     assert rows.loc["Edge TTFT p90", "better"] == "B"
     assert rows.loc["Peak edge site power", "better"] == "same"
