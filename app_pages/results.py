@@ -95,7 +95,7 @@ def headline_figures(moves: ex.Moves | None) -> None:
                 "Completed requests per second of the window.",
             )
         )
-    behind = None if rep is None else rep.worst_shortfall()
+    full = rep is not None and any(rep.saturated)  # a seed's costs over full batches (at capacity too)
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
         if rep is None:  # one run: marked as its HTML report marks it (`layout.marked_figure`)
@@ -111,7 +111,7 @@ def headline_figures(moves: ex.Moves | None) -> None:
             value, band = ex.at_least(value, short), ex.GROWS
         elif kind is not None and rep.level(kind):  # a saturated pace
             band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL
-        elif key in layout.COSTS and behind is not None:  # the bill over full batches serving a backlog late:
+        elif key in layout.COSTS and full:  # the bill over full batches serving a backlog late:
             band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL  # cheaper per request, and no better
         _card(label, value, band, help_, height="stretch")  # a card without a band as tall as one with
 
@@ -247,7 +247,7 @@ with c2:
         ):
             value, band = marks.value_parts(text, trust, key, False, bounds, moves)
             # as $ / request: the bill over full batches (at capacity too)
-            behind = ex.saturated(s) if rep is None else rep.worst_shortfall() is not None
+            behind = ex.saturated(s) if rep is None else any(rep.saturated)
             if key in layout.COSTS and behind:
                 band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL
             _card(label, value, band, help_)
