@@ -366,7 +366,10 @@ def test_the_attainment_axis_says_zoomed_only_when_it_is() -> None:
 
 @pytest.mark.parametrize(
     ("preset", "unit", "limit", "label"),
-    [("power-capped-site", "kW", 6.0, "site cap 6 kW"), ("edge-offload", "W", 60.0, "edge budget 60 W")],
+    [
+        ("power-capped-site", "kW", 6.0, "site cap 6 kW, each chip's share while busy"),
+        ("edge-offload", "W", 60.0, "edge budget 60 W"),
+    ],
 )
 def test_the_power_chart_draws_the_limits_its_chips_are_held_to(
     preset: str, unit: str, limit: float, label: str
