@@ -274,7 +274,9 @@ WRAPPED: dict[str, tuple[int, dict[str, Any]]] = {
     ),
     # the 910B's "partly calibrated: its fit misses the chip's own published results beyond the pooled
     # band" was cut at "beyo" at 1,100 and 1,440 pixels (a review)
-    "Chips": (66, {"calibration": {"width": "large"}}),
+    # the name wrapped beside it: 'AMD Alveo V80 (Versal HBM FPGA car' was cut at the table's edge once the
+    # id was made wide enough for 'qualcomm-ai100-std' (a browser review)
+    "Chips": (66, {"calibration": {"width": 300}, "name": {"width": 260}}),
     "Prices": (
         66,
         {
