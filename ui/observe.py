@@ -99,10 +99,12 @@ def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
         persist_state="session",
         help="Servers behind the benchmarked endpoint.",
     )
+    # the stack the file names (an SGLang file was replayed under the scenario's vLLM: a review)
+    named = ob.named_stack(obs.format) or sc.deployment.stack
     stack = c3.selectbox(
         "Serving stack",
         SERVING_STACKS,
-        index=SERVING_STACKS.index(sc.deployment.stack),
+        index=SERVING_STACKS.index(named),
         key=KEY + "stack",
         persist_state="session",
         format_func=lambda s: STACK_NAMES[s],

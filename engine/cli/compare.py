@@ -141,11 +141,16 @@ def _sides(args: argparse.Namespace) -> tuple[Scenario, Scenario, str]:
 def print_table(table: Any) -> None:
     """The table's rows as the Compare page's table reads them (`engine.explain.compare_view`)."""
     view = ex.compare_view(table)
-    print(f"{'figure':28} {'A':>12} {'B':>12} {'change':>20}  {'better':22} band (A and B together)")
+    rows: list[tuple[str, str, str, str, str, str]] = []
     for r in view.to_dict("records"):
-        label = ex.with_unit(str(r["figure"]), str(r["unit"]))
         a, b, change = (r[k] if isinstance(r[k], str) else "-" for k in ("a", "b", "change_pct"))
-        print(f"{label:28} {a:>12} {b:>12} {change:>20}  {r['better'] or '-':22} {r['band'] or '-'}")
+        label = ex.with_unit(str(r["figure"]), str(r["unit"]))
+        rows.append((label, a, b, change, str(r["better"] or "-"), str(r["band"] or "-")))
+    # each side's column as wide as its widest cell ('0.0002917, at saturation' pushed the row out of line)
+    wa, wb = (max([12, *(len(row[i]) for row in rows)]) for i in (1, 2))
+    print(f"{'figure':28} {'A':>{wa}} {'B':>{wb}} {'change':>20}  {'better':22} band (A and B together)")
+    for label, a, b, change, better, band in rows:
+        print(f"{label:28} {a:>{wa}} {b:>{wb}} {change:>20}  {better:22} {band}")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

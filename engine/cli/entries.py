@@ -224,6 +224,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             f"set aside {n:,} row{'s' if n != 1 else ''} of other chips ({', '.join(others)})",
             file=sys.stderr,
         )
+    args.stack = args.stack or "vllm"  # a CSV of timings names no server
     result = own_fit.fit_own(points, cat, Path(csv).name, args.stack)  # the user's own, under --stack
     # each figure in its unit, to the measurement's digits (a prediction read 34.759934 beside 31.09: a review)
     shown = result.table[["id", "point", "measured", "predicted", "unit", "error"]].copy()

@@ -20,14 +20,30 @@ from engine.cli.common import check_range, check_writable_file, emit_json
 from engine.core import bounds, safeparse
 from engine.core.errors import ScenarioError
 from engine.observe import detect
+from engine.observe.formats import named_stack
 from engine.observe.observation import has_load, with_load
 
 if TYPE_CHECKING:
     from engine.observe.playback import Deployment
 
 
+def stack_of(args: argparse.Namespace, observations: list[Any]) -> str:
+    """`--stack`, else the stack the files name (an SGLang file was fitted and replayed as vLLM unless
+    --stack said otherwise: a review), else vLLM, said; files that name two stacks need --stack."""
+    if args.stack:
+        return str(args.stack)
+    named = {s for o in observations if (s := named_stack(o.format)) is not None}
+    if len(named) > 1:
+        raise ScenarioError(
+            f"--stack: the files come from {' and '.join(sorted(named))}; one fit is of one stack: give --stack"
+        )
+    if not named:
+        print("note: the file names no serving stack: vLLM taken (give --stack)", file=sys.stderr)
+    return named.pop() if named else "vllm"
+
+
 def deployment(args: argparse.Namespace) -> Deployment:
-    """The flags as a `Deployment` (ranges checked)."""
+    """The flags as a `Deployment` (ranges checked; the stack `--stack`'s or vLLM, `stack_of` settles it)."""
     from engine.observe import playback  # the simulator and pandas: loaded when a command needs them
 
     check_range(args.count, "--count", 1, bounds.MAX_INSTANCES)
@@ -37,7 +53,7 @@ def deployment(args: argparse.Namespace) -> Deployment:
     return playback.Deployment(
         hardware=args.hardware,
         count=args.count,
-        stack=args.stack,
+        stack=args.stack or "vllm",
         tp=args.tp,
         weights=args.weights,
         kv=args.kv,
@@ -101,6 +117,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.profile_from:
         dep = replace(dep, profile=profile_from(args.profile_from))
     obs = _read(args.file, args, alone=True)
+    dep = replace(dep, stack=stack_of(args, [obs]))
     rep = playback.replay(obs, dep)
     if args.json:
         emit_json(
@@ -143,7 +160,9 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
     new_id = new_entry_id(
         args
     )  # before the fit, as a CSV's (a shipped id or a bad name passed here: a review)
-    result = fit.fit_files([_read(p, args) for p in args.measurements], dep, cat)
+    observations = [_read(p, args) for p in args.measurements]
+    dep = replace(dep, stack=stack_of(args, observations))
+    result = fit.fit_files(observations, dep, cat)
     shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
     # four significant figures and the unit (six decimals and none read as raw: a review)
     shown.insert(2, "unit", ["tok/s" if i.endswith(":throughput") else "ms" for i in shown["id"]])

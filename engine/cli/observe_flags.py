@@ -20,7 +20,10 @@ def add_deployment_flags(p: argparse.ArgumentParser, *, hardware_required: bool)
     )
     p.add_argument("--count", type=int, default=1, help="instances behind the benchmarked endpoint")
     p.add_argument(
-        "--stack", choices=list(SERVING_STACKS), default="vllm", help="serving stack the server ran"
+        "--stack",
+        choices=list(SERVING_STACKS),
+        default=None,
+        help="serving stack the server ran (default: the one a vLLM or SGLang file names, else vllm)",
     )
     p.add_argument("--tp", type=int, default=1, help="tensor-parallel chips per instance")
     p.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")

@@ -345,6 +345,9 @@ def _class_lines(doc: dict[str, Any], short: float | None, scenario: Scenario | 
             verdict += _broken(c, slos[cls])
         ttft = sustain.marked(_at(c, "ttft_ms_at_percentile"), doc, "ttft")
         tpot = sustain.marked(_at(c, "tpot_ms_at_percentile"), doc, "tpot")
+        if (slo := slos.get(cls)) is not None:  # its targets beside it, so a pass can be checked (a review)
+            ttft += f" (target {slo.ttft_ms:,g} ms)"
+            tpot += f" (target {slo.tpot_ms:,g} ms)"
         out.append(
             f"  class {cls}: p{c['percentile']:g} TTFT {ttft}{'; ' if short is not None else ', '}TPOT {tpot}, "
             f"attainment {c['slo_attainment']:.1%}: {verdict}"

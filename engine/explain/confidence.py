@@ -87,7 +87,7 @@ COMPARED_SOURCES: dict[str, Source] = {
     "Cost per request": THROUGHPUT,
     "Cost per 1M output tokens": THROUGHPUT,
     "Energy per output token": (("energy", None),),
-    "Mean chip power": (("energy", None),),
+    "Mean power, all chips": (("energy", None),),
 }
 """Figures of the Compare table (`engine.explain.compare_table.COMPARED` labels) that carry an error
 of their kind; goodput none (`SPREAD_ONLY`: its runs' spread alone, `spread_rows`).

@@ -23,6 +23,7 @@ from engine.faces import lazy as _lazy
 
 _API = {
     "FORMATS": "engine.observe.formats",
+    "named_stack": "engine.observe.formats",
     "read_path": "engine.observe.detect",
     "read_pair": "engine.observe.detect",
     "is_scrape": "engine.observe.detect",
@@ -60,6 +61,7 @@ __all__ = [
     "guess_model",
     "has_load",
     "is_scrape",
+    "named_stack",
     "read_pair",
     "read_path",
     "read_text",
@@ -75,7 +77,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.observe.detect import is_scrape, read_pair, read_path, read_text
     from engine.observe.fit import FileFit, entry_toml, entry_with, fit_files
-    from engine.observe.formats import FORMATS
+    from engine.observe.formats import FORMATS, named_stack
     from engine.observe.observation import Observation, has_load, with_load
     from engine.observe.playback import Deployment, Replay, before_after, cdf_frame, guess_model, replay
     from engine.observe.shipped import block_observation, reference_blocks

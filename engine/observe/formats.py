@@ -16,3 +16,17 @@ FORMATS = (
     "Prometheus scrape of a vLLM or SGLang server's /metrics",
 )
 """The formats `read_text` accepts, for messages and help texts."""
+
+NAMED_STACKS = {
+    "vllm-bench": "vllm",
+    "sglang-bench": "sglang",
+    "prometheus-vllm": "vllm",
+    "prometheus-sglang": "sglang",
+}
+"""The serving stack a benchmark format names, by the start of its format's name (AIPerf's measure any
+server, so name none)."""
+
+
+def named_stack(format_name: str) -> str | None:
+    """The serving stack a file of `format_name` ran under, where its format says (None: it does not)."""
+    return next((s for start, s in NAMED_STACKS.items() if format_name.startswith(start)), None)

@@ -171,3 +171,23 @@ def test_calibrate_from_benchmark_files_checks_the_entry_as_a_csv_does(
     from engine.cli.entries import landing
 
     assert landing(0.909, 0.993) == "+0.7% to +10.0%"  # the model 9.1% to 0.7% low: measured lands above
+
+
+def test_a_files_stack_is_the_one_it_names_unless_stack_says_otherwise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An SGLang benchmark was fitted and replayed as vLLM unless --stack said otherwise, and its profile
+    stored as vLLM's (a review): a vLLM or SGLang file's own stack is the default, an AIPerf file's (any
+    server) vLLM, said, and files from two stacks need --stack."""
+    from engine.cli.main import main
+
+    sglang = str(FIX / "sglang_bench_printed.txt")
+    assert main(["replay", sglang, "--hardware", "h100-sxm"]) == 0
+    assert "replayed on 1x h100-sxm tp1 sglang" in capsys.readouterr().out
+    assert main(["replay", sglang, "--hardware", "h100-sxm", "--stack", "vllm"]) == 0
+    assert "replayed on 1x h100-sxm tp1 vllm" in capsys.readouterr().out
+    assert main(["replay", str(FIX / "aiperf_profile_export_aiperf.json"), "--hardware", "h100-sxm"]) == 0
+    assert "the file names no serving stack: vLLM taken (give --stack)" in capsys.readouterr().err
+    both = ["calibrate", sglang, str(FIX / "vllm_bench_detailed.json"), "--hardware", "h100-sxm"]
+    assert main(both) == 2
+    assert "--stack: the files come from sglang and vllm" in capsys.readouterr().err

@@ -80,3 +80,27 @@ def test_edge_rows_show_where_a_side_has_an_edge_site_and_a_trade_takes_no_verdi
     assert not {"Served at the edge", "Edge TTFT p90", "Offloaded for power"} & set(plain)
     one_side = compare(edge(0.65, 1425.0), doc(22.6, False)).set_index("figure")
     assert one_side.loc["Served at the edge", "b"] is None or one_side["b"].isna()["Served at the edge"]
+
+
+def test_a_cost_at_saturation_is_marked_and_wins_nothing() -> None:
+    """B at 40 req/s, unsustainable, read 46% cheaper per request, unmarked, where `run` marks such a cost
+    'at saturation' (a review): its cell says so and, where it is the cheaper, no side is called better;
+    where it is the dearer, the other side still is."""
+    from engine.explain.sustain import LEVEL
+    from ui.tables import compare_view
+
+    def run(usd: float, full: bool) -> dict[str, Any]:
+        mark = (
+            {"shortfall_rps": 5.0, "steady": [], "offered_rps": 40.0, "sustained_rps": 35.0} if full else None
+        )
+        return {"cost": {"usd_per_request": usd}, "unsustainable": mark}
+
+    rows = compare(run(0.00054, False), run(0.00029, True)).set_index("figure")
+    assert rows.loc["Cost per request", "better"] == LEVEL
+    shown = compare_view(compare(run(0.00054, False), run(0.00029, True))).set_index("figure")
+    assert (
+        shown.loc["Cost per request", "b"].endswith(f", {LEVEL}")
+        and LEVEL not in shown.loc["Cost per request", "a"]
+    )
+    dearer = compare(run(0.00054, False), run(0.00090, True)).set_index("figure")
+    assert dearer.loc["Cost per request", "better"] == "A"
