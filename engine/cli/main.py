@@ -69,8 +69,11 @@ def _roofline_flags(sub: Any) -> None:
 
 def _scenario_flags(sub: Any) -> None:
     """The `scenario` command's flags."""
-    s = sub.add_parser("scenario", help="validate a scenario file or preset and print it")
-    s.add_argument("scenario", help="a .toml/.json file or a preset name")
+    s = sub.add_parser(
+        "scenario", help="validate a scenario file or preset and print it; --list: the presets"
+    )
+    s.add_argument("scenario", nargs="?", help="a .toml/.json file or a preset name")
+    s.add_argument("--list", action="store_true", help="list the presets, each with its name, and exit")
     s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     s.add_argument("--json", action="store_true")
     s.add_argument(

@@ -73,6 +73,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return _plan(args, executor)
 
 
+DEFAULT_TP = "1,2,4,8"
+"""`--tp`'s default (`engine.cli.plan_flags`)."""
+
+
 def _space(args: argparse.Namespace, scen: Any) -> Any:
     """The search space the flags ask for."""
     from engine.planning.candidates import SearchSpace, hardware_choice
@@ -85,10 +89,21 @@ def _space(args: argparse.Namespace, scen: Any) -> Any:
         given and scenario_catalog(scen).model(scen.model.id).moe is None
     ):  # ignored on a dense model (a review)
         raise ScenarioError(f"{given[0]}: {scen.model.id} is a dense model: it has no experts to spread")
+    tps = _ints(args.tp, "--tp")
+    from engine.costmodel.stacks import tp_split_problem
+
+    model = scenario_catalog(scen).model(scen.model.id)
+    # refused, as roofline refuses it, not searched to 'no deployment passed' (exit 1 read as a search that
+    # ran and found nothing: a review)
+    bad = [t for t in tps if tp_split_problem(model, t)]
+    # the default list is kept to the degrees the model takes (a custom model of 28 heads, say)
+    if bad and (args.tp != DEFAULT_TP or len(bad) == len(tps)):
+        raise ScenarioError(f"--tp: {tp_split_problem(model, bad[0])}")
+    tps = tuple(t for t in tps if t not in bad)
     return SearchSpace(
         hardware=hardware,
         modes=modes,  # type: ignore[arg-type]
-        tp=_ints(args.tp, "--tp"),
+        tp=tps,
         pp=_ints(args.pp, "--pp"),
         ep=SearchSpace().ep if args.ep is None else _ints(args.ep, "--ep"),
         ep_tp=SearchSpace().ep_tp if args.ep_tp is None else _ints(args.ep_tp, "--ep-tp"),

@@ -28,8 +28,15 @@ from engine.serving.work_bound import estimate, in_words
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
-    """Validate a scenario, print it resolved: each pool's capacity and price, the work estimate."""
+    """Validate a scenario, print it resolved: each pool's capacity and price, the work estimate; `--list`:
+    the presets, each with its name (no command listed them: a review)."""
     links.check_url_flag(args)
+    if args.list:
+        for name in scenario_io.preset_names():
+            print(f"{name:32} {scenario_io.load_preset(name).name}")
+        return 0
+    if not args.scenario:
+        raise ScenarioError("scenario: give a .toml/.json file or a preset name (--list lists the presets)")
     scen = load_scenario(args.scenario, args.set)
     res = resolve(scen)
     if args.link:

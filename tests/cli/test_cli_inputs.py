@@ -541,3 +541,31 @@ def test_advise_refuses_a_window_without_a_request(capsys: pytest.CaptureFixture
         capsys,
     )
     assert "no request arrived in the 10 s window" in err and "workload.arrival.rate_rps" in err
+
+
+def test_scenario_lists_the_presets(capsys: pytest.CaptureFixture[str]) -> None:
+    """No command listed the presets (only a wrong name's error did: a review): `scenario --list` does, each
+    with its name, and `scenario` without one says so."""
+    from engine.cli.main import main
+    from engine.scenario.codec import load_preset, preset_names
+
+    assert main(["scenario", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == list(preset_names())
+    assert lines[0].endswith(load_preset(preset_names()[0]).name)
+    assert main(["scenario"]) == 2
+    assert "--list lists the presets" in capsys.readouterr().err
+
+
+def test_plan_refuses_a_tensor_parallel_degree_the_model_cannot_take(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`plan --tp 3` searched and exited 1, 'no simulated deployment passed', where roofline refuses the same
+    degree with exit 2 (a review): refused, naming the degrees the model takes."""
+    from engine.cli.main import main
+
+    assert main(["plan", "chat-disaggregated", "--target-rps", "16", "--tp", "3", "--no-progress"]) == 2
+    assert (
+        "--tp: 3 tensor-parallel ranks cannot share llama-3.1-70b's 64 attention heads"
+        in capsys.readouterr().err
+    )
