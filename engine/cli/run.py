@@ -8,6 +8,7 @@ when a command prints text, writes tables or asks for a margin.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +162,7 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
         if key in stats:
             s = stats[key]
             figure = (
-                f"{s['mean'] * scale:12.5g}  [{s['ci95_low'] * scale:.5g}, {s['ci95_high'] * scale:.5g}]"
+                f"{_four(s['mean'] * scale):>12}  [{_four(s['ci95_low'] * scale)}, {_four(s['ci95_high'] * scale)}]"
                 if s["mean"] is not None
                 else f"{'-':>12}  (none in {s['missing']} of {len(runs)} seeds: no mean)"
             )
@@ -179,6 +180,16 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"
         )
     return 0
+
+
+def _four(x: float) -> str:
+    """A replicated figure to four significant figures, thousands separated, never in exponent form ('0.3455',
+    '4,063', '20,655': '4062.9 [0, 20655]' and five digits of a cost read as raw: a review)."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    if abs(x) >= 999.95:
+        return f"{x:,.0f}"
+    return f"{x:,.{max(0, 3 - math.floor(math.log10(abs(x))))}f}"
 
 
 def _queues_said(runs: list[SimResult]) -> None:

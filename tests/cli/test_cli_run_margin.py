@@ -267,3 +267,21 @@ def test_a_run_at_capacity_marks_its_costs_as_the_bill_over_full_batches(
     assert main(["run", "chat-disaggregated", "--set", "duration_s=120"]) == 0  # at its own load: bare
     cost = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("cost:"))
     assert LEVEL not in cost
+
+
+def test_costs_and_replicated_figures_read_to_their_digits() -> None:
+    """'$0.03 per 1k requests' for $0.0309, 'kv_transfer 9.82e-05' in the bill by part, and replications'
+    '4062.9 [0, 20655]' read badly (a CLI review): three significant figures, four for replications, never an
+    exponent, thousands separated."""
+    from engine.cli.run import _four
+    from engine.cli.run_text import _part, _sig
+
+    assert [_sig(x) for x in (0.0309, 0.541, 2.103, 29.88, 1234.5)] == [
+        "0.0309",
+        "0.541",
+        "2.10",
+        "29.9",
+        "1,234",
+    ]
+    assert _part(9.82e-8) == "0.0000982" and _part(0.0) == "0" and _part(None) == "-"
+    assert [_four(x) for x in (0.34546, 4062.9, 20655.0, 0.0)] == ["0.3455", "4,063", "20,655", "0"]
