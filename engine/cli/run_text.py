@@ -130,7 +130,9 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
     if out and (said := sustain.answered_note(doc)) is not None:  # (as Results' TTFT card says it)
         out.append(f"  (latencies {said}: a failed or rejected request has none)")
     if (kv := doc.get("kv_transfer_ms")) and kv["p99"] is not None:  # disaggregated: the KV cache's move
-        each = "(prefill to decode, per request, its wait for the link included)"
+        # the part the prefill does not hide: a 70B prompt's KV is megabytes, milliseconds to send whole, and
+        # '0.07 ms' read as the whole move (a review)
+        each = "(prefill to decode, per request, beyond what a layer-by-layer overlap with the prefill hid; its wait for the link included)"
         out.append(f"  kv transfer ms  mean {_fmt(kv['mean'])}  p99 {_fmt(kv['p99'])} {each}")
     return out
 
