@@ -132,7 +132,10 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
     if (kv := doc.get("kv_transfer_ms")) and kv["p99"] is not None:  # disaggregated: the KV cache's move
         # the part the prefill does not hide: a 70B prompt's KV is megabytes, milliseconds to send whole, and
         # '0.07 ms' read as the whole move (a review)
-        each = "(prefill to decode, per request, beyond what a layer-by-layer overlap with the prefill hid; its wait for the link included)"
+        each = (
+            "(prefill to decode, per request, beyond what a layer-by-layer overlap with the prefill hid; its wait "
+            "for the link included)"
+        )
         out.append(f"  kv transfer ms  mean {_fmt(kv['mean'])}  p99 {_fmt(kv['p99'])} {each}")
     return out
 
