@@ -19,18 +19,15 @@ MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~r"}
 10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 and 12,350 as the tables ("~g" wrote 1.235e+4)."""
 
 
-def log_ticks(values: np.ndarray, narrow: bool = False) -> list[float]:
+def log_ticks(values: np.ndarray) -> list[float]:
     """Ticks 1, 2, 5 times each power of ten across the finite positive `values` (and one step past each
-    end), for a log axis spanning up to three decades; a tick a decade beyond (`narrow`, a chart a third
-    of the page wide: beyond one decade)."""
+    end), for a log axis spanning up to three decades; a tick a decade beyond."""
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v) & (v > 0)]
     if not len(v):
         return []
     lo, hi = float(v.min()), float(v.max())
-    # wider: a tick a decade, as other log axes (Compare's three CDFs a row read their nine ticks turned
-    # on their side, crowded: a browser review)
-    marks = (1.0, 2.0, 5.0) if hi / lo <= (10 if narrow else 1_000) else (1.0,)
+    marks = (1.0, 2.0, 5.0) if hi / lo <= 1_000 else (1.0,)  # wider: a tick a decade, as other log axes
     decades = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
     steps = [m * 10.0**k for k in decades for m in marks]
     below = [x for x in steps if x <= lo][-1:]
@@ -53,7 +50,8 @@ def latency_axis(
     """A latency CDF's x axis in `unit` (its name and its size in ms): its title, its hover's title in that
     unit (a bare 110.7 over 'chat: 56.0% by 111 ms': a review), the size `cdf_band` divides its bands' ms by
     (layout meta), and on a log axis 1-2-5 ticks over the `drawn` values (14 to 945 ms read one tick, '100');
-    `narrow` (a third of the page): fewer ticks, level, where plotly turned a crowded row on its side."""
+    `narrow` (a third of the page): its ticks level, where plotly turned a crowded row on its side (a log
+    axis's thinned to its decades by `ui.charts`)."""
     name, size = unit
     fig.update_xaxes(
         title=title,
@@ -65,7 +63,7 @@ def latency_axis(
     if narrow:
         fig.update_xaxes(tickangle=0, nticks=5)
     if log:
-        fig.update_xaxes(**MS_LOG_AXIS, tickmode="array", tickvals=log_ticks(drawn, narrow))
+        fig.update_xaxes(**MS_LOG_AXIS, tickmode="array", tickvals=log_ticks(drawn))
 
 
 def target_text(ms: float, size: float) -> str:

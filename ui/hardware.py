@@ -276,7 +276,8 @@ WRAPPED: dict[str, tuple[int, dict[str, Any]]] = {
     # band" was cut at "beyo" at 1,100 and 1,440 pixels (a review)
     # the name wrapped beside it: 'AMD Alveo V80 (Versal HBM FPGA car' was cut at the table's edge once the
     # id was made wide enough for 'qualcomm-ai100-std' (a browser review)
-    "Chips": (66, {"calibration": {"width": 300}, "name": {"width": 260}}),
+    # and the id on one line ('qualcomm-ai1/00-std' broke mid-word at 1,400 px: a browser review)
+    "Chips": (66, {"id": {"width": 160}, "calibration": {"width": 300}, "name": {"width": 260}}),
     "Prices": (
         66,
         {

@@ -167,9 +167,8 @@ def by_side(sides: Sequence[tuple[str, pd.DataFrame]], column: str) -> pd.DataFr
 
 
 HARDWARE: dict[str, Any] = {
-    # wide enough for the longest id on one line, pinned so it stays beside the columns scrolled to
-    # ('qualcomm-ai1/00-std' broke mid-word at 1,400 px: a browser review)
-    "id": cc.TextColumn("id", width=160, pinned=True),
+    # pinned, so it stays beside the columns scrolled to (the Chips tab sets it wide enough for the longest id)
+    "id": cc.TextColumn("id", pinned=True),
     "name": cc.TextColumn("Name"),
     "bf16_tflops": cc.NumberColumn("BF16 TFLOP/s", help="Dense peak, no sparsity."),
     "fp8_tflops": cc.NumberColumn("FP8 TFLOP/s", help="Dense peak, no sparsity."),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from engine.explain.sustain import LEVEL
 from engine.scenario.model import Scenario
 from engine.serving.summary import classes_pass
 
@@ -111,14 +112,19 @@ def cost_judged(table: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any])
     if "better" not in table:
         return table
     if both_miss(a, b):
-        rows = table["figure"].isin((*COST_FIGURES, ENERGY_FIGURE)) & table["better"].isin(("A", "B"))
+        # (a cost at saturation too: both missing says more, `compare_table`'s LEVEL)
+        rows = table["figure"].isin((*COST_FIGURES, ENERGY_FIGURE)) & table["better"].isin(("A", "B", LEVEL))
         return table.assign(better=table["better"].where(~rows, BOTH_MISS))
     side = missing_side(a, b)
     if not side:
         return table
     # the energy too: sram-decode-groq's B read 'better' at 4 J a token against 114 where it served none
     # of its requests within their SLO (a review); where both miss it was already said so
-    rows = table["figure"].isin((*COST_FIGURES, ENERGY_FIGURE)) & (table["better"] == side)
+    # (its cost at saturation too: that it misses its SLO says more)
+    full = table.get(f"{side.lower()}_full", pd.Series(False, index=table.index)).fillna(False).astype(bool)
+    rows = table["figure"].isin((*COST_FIGURES, ENERGY_FIGURE)) & (
+        (table["better"] == side) | ((table["better"] == LEVEL) & full)
+    )
     return table.assign(better=table["better"].where(~rows, misses_slo(side)))
 
 
