@@ -172,6 +172,6 @@ def test_the_api_says_what_an_argument_of_the_wrong_type_should_be() -> None:
         with pytest.raises(ScenarioError, match=said):
             call()
     with pytest.raises(
-        ScenarioError, match=r"^model_change_months: a positive number of months \(got '12'\)"
+        ScenarioError, match=r"^model_change_months: must be in \(0, 600\] months \(got '12'\)"
     ):
         engine.advise(engine.simulate(sc), "12")  # type: ignore[arg-type]

@@ -109,7 +109,7 @@ def with_sets(scen: Scenario, sets: Sequence[str] | None, source: str, flag: str
     overrides: dict[str, Any] = {}
     for item in sets or ():
         path, sep, value = item.partition("=")
-        if not sep:
+        if not sep or not path.strip():  # ('=5' read "malformed field path ''", no flag named: a review)
             raise ScenarioError(f"{flag} {item!r}: expected path=value")
         # the last silently won, where a --vary twice is refused
         if any(same_path(p, path) for p in overrides):

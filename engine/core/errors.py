@@ -88,8 +88,20 @@ def _field_constraints(model: type[BaseModel], names: Sequence[str]) -> list[Any
             return None
         if i == len(names) - 1:
             return _constraints(field)
+        if i == len(names) - 2 and (value := _dict_value(field.annotation)) is not None:  # a table's key
+            return value  # ('cost.usd_per_hour.h100-sxm: greater than 0 (got -1)' named no top: a review)
         cls = _model_in(field.annotation)
     return None
+
+
+def _dict_value(annotation: Any) -> list[Any] | None:
+    """The constraints of a `dict[key, Annotated[number, Field(...)]]` field's values (None: not such)."""
+    if typing.get_origin(annotation) is not dict:
+        return None
+    value = typing.get_args(annotation)[1]
+    if typing.get_origin(value) is not typing.Annotated:
+        return None
+    return [m for extra in typing.get_args(value)[1:] for m in (getattr(extra, "metadata", None) or [extra])]
 
 
 def _knob_constraints(cls: Any, names: Sequence[str]) -> list[Any] | None:

@@ -552,7 +552,7 @@ def advise(
         )
     months = model_change_months  # ('12' died in a TypeError: a review)
     if not real_number(months) or not math.isfinite(months) or months <= 0:
-        raise ScenarioError(f"model_change_months: a positive number of months (got {months!r})")
+        raise ScenarioError(f"model_change_months: must be in (0, 600] months (got {months!r})")
     return Advice(
         roofline=roofline_table(result.scenario, catalog),
         findings=tuple(findings(result, catalog)),

@@ -569,3 +569,14 @@ def test_plan_refuses_a_tensor_parallel_degree_the_model_cannot_take(
         "--tp: 3 tensor-parallel ranks cannot share llama-3.1-70b's 64 attention heads"
         in capsys.readouterr().err
     )
+
+
+def test_refusals_name_the_flag_and_a_tables_range(capsys: pytest.CaptureFixture[str]) -> None:
+    """'--set =5' read "malformed field path ''" with no flag named, and a chip's rent of -1 read 'greater than
+    0' with no top (a CLI review): the flag is named, and a table's value has its range."""
+    from engine.cli.main import main
+
+    assert main(["run", "chat-disaggregated", "--set", "=5"]) == 2
+    assert "--set '=5': expected path=value" in capsys.readouterr().err
+    assert main(["run", "chat-disaggregated", "--set", "cost.usd_per_hour.h100-sxm=-1"]) == 2
+    assert "the allowed range is more than 0 to 1,000 (got -1)" in capsys.readouterr().err
