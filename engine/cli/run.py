@@ -8,7 +8,6 @@ when a command prints text, writes tables or asks for a margin.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from engine.cli.common import check_range, check_writable_folder, emit_json, loa
 from engine.cli.outputs import write_outputs, write_replications
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.core.numbers import rate2
+from engine.core.numbers import figures, rate2
 from engine.explain import sustain
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -161,8 +160,12 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
     for key, label, scale in REPLICATED:
         if key in stats:
             s = stats[key]
+            mean, low, high = (
+                figures(s[k] * scale, 4) if s[k] is not None else ""
+                for k in ("mean", "ci95_low", "ci95_high")
+            )
             figure = (
-                f"{_four(s['mean'] * scale):>12}  [{_four(s['ci95_low'] * scale)}, {_four(s['ci95_high'] * scale)}]"
+                f"{mean:>12}  [{low}, {high}]"
                 if s["mean"] is not None
                 else f"{'-':>12}  (none in {s['missing']} of {len(runs)} seeds: no mean)"
             )
@@ -180,16 +183,6 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"
         )
     return 0
-
-
-def _four(x: float) -> str:
-    """A replicated figure to four significant figures, thousands separated, never in exponent form ('0.3455',
-    '4,063', '20,655': '4062.9 [0, 20655]' and five digits of a cost read as raw: a review)."""
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    if abs(x) >= 999.95:
-        return f"{x:,.0f}"
-    return f"{x:,.{max(0, 3 - math.floor(math.log10(abs(x))))}f}"
 
 
 def _queues_said(runs: list[SimResult]) -> None:

@@ -6,12 +6,11 @@ the calibration tables; so this module loads only when a report is printed.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from engine.core.numbers import count3
+from engine.core.numbers import count3, figures
 from engine.explain import confidence, run_bands, sustain
 from engine.explain.bill import assumed_said, billed_said, listed_said
 from engine.explain.power_line import mean_power_text, power_cap_line
@@ -45,17 +44,7 @@ def _parts_lines(c: dict[str, Any]) -> list[str]:
 def _part(v: Any) -> str:
     """A part of the bill per 1k requests to three significant figures, trailing zeros kept ('0.198',
     '0.0171', '1.70', '0'; '-' for none): '1.7' beside '0.397' read as one figure short (a review)."""
-    return "-" if v is None else _sig(v * 1000)
-
-
-def _sig(x: float) -> str:
-    """`x` to three significant figures, trailing zeros kept, never in exponent form ('0.198', '0.0000984',
-    '1.70', '1,234'; 'kv_transfer 9.82e-05' and '$0.03 per 1k' for 0.0309 read badly: a review)."""
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else str(x)
-    if abs(x) >= 99.95:  # (99.96 read '100.')
-        return f"{x:,.0f}"
-    return f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"
+    return "-" if v is None else figures(v * 1000, 3)
 
 
 def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:
@@ -231,8 +220,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     else:
         print(
             f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); "
-            f"${_sig(c['usd_per_request'] * 1000)} per 1k requests{thr('usd_per_request', c['usd_per_request'])}"
-            f"{full}; ${_sig(c['usd_per_million_output_tokens'])} per million output tokens"
+            f"${figures(c['usd_per_request'] * 1000, 3)} per 1k requests{thr('usd_per_request', c['usd_per_request'])}"
+            f"{full}; ${figures(c['usd_per_million_output_tokens'], 3)} per million output tokens"
             f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}{full}"
         )
     for line in _price_lines(c):

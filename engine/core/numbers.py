@@ -34,6 +34,19 @@ def round_down(rate_rps: float) -> float:
     return down
 
 
+def figures(x: float, n: int) -> str:
+    """`x` to `n` significant figures, trailing zeros kept, never in exponent form, thousands separated:
+    '0.0309', '0.0000982', '1.70', '1,234' at three ('kv_transfer 9.82e-05' and '$0.03 per 1k' for 0.0309
+    read badly: a review). Places by the value as rounded (99.96 at three reads '100', not '100.0')."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    exp = math.floor(math.log10(abs(x)))
+    places = max(0, n - 1 - exp)
+    if places and abs(round(x, places)) >= 10.0 ** (exp + 1):  # rounded up into the next power of ten
+        places -= 1
+    return f"{x:,.{places}f}"
+
+
 def _sig3(x: float, rounding: str) -> str:
     """`x` to three significant figures, rounded `rounding` ('down' or 'up'), as '.3g' writes it."""
     if x == 0 or not math.isfinite(x):

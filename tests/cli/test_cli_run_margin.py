@@ -273,15 +273,12 @@ def test_costs_and_replicated_figures_read_to_their_digits() -> None:
     """'$0.03 per 1k requests' for $0.0309, 'kv_transfer 9.82e-05' in the bill by part, and replications'
     '4062.9 [0, 20655]' read badly (a CLI review): three significant figures, four for replications, never an
     exponent, thousands separated."""
-    from engine.cli.run import _four
-    from engine.cli.run_text import _part, _sig
+    from engine.cli.run_text import _part
+    from engine.core.numbers import figures
 
-    assert [_sig(x) for x in (0.0309, 0.541, 2.103, 29.88, 1234.5)] == [
-        "0.0309",
-        "0.541",
-        "2.10",
-        "29.9",
-        "1,234",
-    ]
+    sig = [figures(x, 3) for x in (0.0309, 0.541, 2.103, 29.88, 1234.5)]
+    assert sig == ["0.0309", "0.541", "2.10", "29.9", "1,234"]
     assert _part(9.82e-8) == "0.0000982" and _part(0.0) == "0" and _part(None) == "-"
-    assert [_four(x) for x in (0.34546, 4062.9, 20655.0, 0.0)] == ["0.3455", "4,063", "20,655", "0"]
+    assert [figures(x, 4) for x in (0.34546, 4062.9, 20655.0, 0.0)] == ["0.3455", "4,063", "20,655", "0"]
+    # rounded up into the next power of ten, still three figures ('10.00' for 9.9987, '100.0' for 99.96)
+    assert [figures(x, 3) for x in (9.9987, 99.96, 0.099956)] == ["10.0", "100", "0.100"]
