@@ -300,6 +300,17 @@ def section() -> None:
     _fitted(runs, observations[shown], dep, cat, key, before, shown)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _unreadable(data: bytes, name: str) -> str | None:
+    """Why a file does not read as a benchmark result (None: it does); once per file, not on every rerun
+    of the page (`_observations` reads the good ones, cached too)."""
+    try:
+        ob.read_text(data, name)
+    except ScenarioError as exc:
+        return str(exc)
+    return None
+
+
 def _readable(files: Files) -> Files:
     """The files that read as benchmark results, each once; each other one's error said (one broken file
     beside a good one hid the good one's replay until it was removed: a browser review)."""
@@ -312,10 +323,8 @@ def _readable(files: Files) -> Files:
         if (first := seen.get(data)) is not None:
             st.info(plain(f"{name} is the same file as {first}: used once."), icon=":material/content_copy:")
             continue
-        try:
-            ob.read_text(data, name)
-        except ScenarioError as exc:
-            st.error(plain(exc), icon=":material/error:")
+        if (problem := _unreadable(data, name)) is not None:
+            st.error(plain(problem), icon=":material/error:")
             broken += 1
             continue
         seen[data] = name

@@ -109,6 +109,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
         kind = path.split(".")[1] if path.startswith("latency_ms.") else None
         return kind is not None and latency_shortfall(s, kind) is not None  # type: ignore[arg-type]
 
+    sat_a, sat_b = saturated(a), saturated(b)  # once: each cost row asks
     for label, path, unit, way in COMPARED:
         va, vb = _lookup(a, path), _lookup(b, path)
         if (label in ONLY_WHEN_USED and not va and not vb) or (label in ONLY_WITH_EDGE and va is vb is None):
@@ -142,7 +143,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
             better = "B" if (change < 0) == (way == "lower") else "A"
         # a cost over batches a backlog keeps full is no steady figure: cheaper per request and no better
         # (B at 40 req/s read 46% cheaper, unmarked, where `run` marks it: a review)
-        full_a, full_b = (path in SATURABLE and saturated(s) for s in (a, b))
+        full_a, full_b = path in SATURABLE and sat_a, path in SATURABLE and sat_b
         if (full_a or full_b) and change is not None and change != 0 and better in ("A", "B"):
             cheaper_full = (better == "A" and full_a) or (better == "B" and full_b)
             better = LEVEL if cheaper_full else better
