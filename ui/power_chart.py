@@ -11,13 +11,25 @@ what it holds is named above the chart instead of drawn (a 20 kW cap over 0.2 kW
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
 
 from engine.scenario import Scenario
 from ui import charts
 from ui import minute_charts as mc
+
+
+class Limit(NamedTuple):
+    """A limit the run's chips are held to, as the chart draws it."""
+
+    label: str
+    kw: float
+    color: str
+    drawn_kw: float  # the most its pools drew together in a minute
+    on_edge: bool  # the edge site's: on its axis where it has one
+    note: str = ""  # said after the label on the chart
+
 
 FAR = 3.0
 """A limit past this many times the most its pools drew is said, not drawn."""
@@ -37,58 +49,38 @@ def _peak(over: Mapping[str, Any], names: set[str] | list[str]) -> float:
     return max((sum(v) for v in zip(*series, strict=True)), default=0.0)
 
 
-def _limits(
-    over: Mapping[str, Any], sc: Scenario, edge: set[str]
-) -> list[tuple[str, float, str, float, bool]]:
-    """(label, kW, colour, the most drawn under it in kW, on the edge's axis) of each limit the run's chips
-    are held to: the site's cap over the data-centre pools, each pool's own, the edge site's budget."""
+def _limits(over: Mapping[str, Any], sc: Scenario, edge: set[str]) -> list[Limit]:
+    """Each limit the run's chips are held to: the site's cap over the data-centre pools, each pool's own,
+    the edge site's budget."""
     dep, names = sc.deployment, list(over["power_kw"])
     out = []
     if dep.power_cap_kw is not None:
         dc = [n for n in names if n not in edge]
-        out.append(
-            (
-                f"site cap {dep.power_cap_kw:,.4g} kW",
-                float(dep.power_cap_kw),
-                GREY,
-                _peak(over, dc),
-                False,
-            )
-        )
+        # a minute's mean under a cap is no headroom: each chip's clock holds it to its share while busy
+        # (power-capped-site's 4.8 kW under its 6 kW read as 1.2 kW unused: a browser review)
+        busy = ", each chip's share while busy"
+        cap = float(dep.power_cap_kw)
+        out.append(Limit(f"site cap {cap:,.4g} kW", cap, GREY, _peak(over, dc), False, busy))
     for p in dep.pools:
         if p.power_cap_kw is not None and p.name in over["power_kw"]:
             color = charts.POOL_COLORS[names.index(p.name) % len(charts.POOL_COLORS)]
-            out.append(
-                (
-                    f"{p.name} cap {p.power_cap_kw:,.4g} kW",
-                    float(p.power_cap_kw),
-                    color,
-                    _peak(over, [p.name]),
-                    False,
-                )
-            )
+            cap = float(p.power_cap_kw)
+            out.append(Limit(f"{p.name} cap {cap:,.4g} kW", cap, color, _peak(over, [p.name]), False))
     if dep.edge is not None and edge:
         budget = dep.edge.power_budget_w
-        out.append((f"edge budget {budget:,.4g} W", budget / 1e3, GREY, _peak(over, edge), True))
+        out.append(Limit(f"edge budget {budget:,.4g} W", budget / 1e3, GREY, _peak(over, edge), True))
     return out
 
 
-def _draw_limits(
-    fig: go.Figure, limits: list[tuple[str, float, str, float, bool]], split: bool, scale: float
-) -> None:
+def _draw_limits(fig: go.Figure, limits: list[Limit], split: bool, scale: float) -> None:
     """Each limit a dashed line with its label, the edge site's on its own axis where it has one."""
-    for label, kw, color, _, on_edge in limits:
-        y2 = split and on_edge
+    for lim in limits:
+        y2 = split and lim.on_edge
         fig.add_hline(
-            y=kw * (1e3 if y2 else scale),
+            y=lim.kw * (1e3 if y2 else scale),
             yref="y2" if y2 else "y",
-            line={"dash": "dash", "color": color, "width": 1.25},
-            # a minute's mean under a cap is no headroom: each chip's clock holds it to its share while busy
-            # (power-capped-site's 4.8 kW under its 6 kW read as 1.2 kW unused: a browser review)
-            annotation={
-                "text": label + (", each chip's share while busy" if label.startswith("site") else ""),
-                "font": {"size": 10, "color": color},
-            },
+            line={"dash": "dash", "color": lim.color, "width": 1.25},
+            annotation={"text": lim.label + lim.note, "font": {"size": 10, "color": lim.color}},
             annotation_position="top left",
         )
 
@@ -97,10 +89,10 @@ def power_chart(over: Mapping[str, Any], sc: Scenario | None = None) -> go.Figur
     """Mean power each pool's chips drew per minute, with the limits they are held to (module doc)."""
     edge = _edge_pools(over, sc)
     every = _limits(over, sc, edge) if sc is not None else []
-    limits = [lim for lim in every if lim[1] <= FAR * max(lim[3], 1e-9)]
-    far = [lim[0] for lim in every if lim not in limits]
+    limits = [lim for lim in every if lim.kw <= FAR * max(lim.drawn_kw, 1e-9)]
+    far = [lim.label for lim in every if lim not in limits]
     main = [n for n in over["power_kw"] if n not in edge]
-    top = max([_peak(over, main), *(kw for _, kw, _, _, on_edge in limits if not on_edge)], default=0.0)
+    top = max([_peak(over, main), *(lim.kw for lim in limits if not lim.on_edge)], default=0.0)
     split = bool(edge) and bool(main) and top >= 1.0  # kilowatts beside an edge site's watts: two axes
     watts = 0.0 < max(top, _peak(over, edge) if not split else 0.0) < 1.0
     scale, unit = (1e3, "W") if watts else (1.0, "kW")
@@ -140,7 +132,7 @@ def power_chart(over: Mapping[str, Any], sc: Scenario | None = None) -> go.Figur
         )
     _draw_limits(fig, limits, split, scale)
     if split:  # the budget in view on its own axis (autorange left it on the top edge)
-        hi = 1.15e3 * max([_peak(over, edge), *(kw for _, kw, _, _, on_edge in limits if on_edge)])
+        hi = 1.15e3 * max([_peak(over, edge), *(lim.kw for lim in limits if lim.on_edge)])
         fig.update_layout(
             yaxis2={
                 "title": "edge site (W)",

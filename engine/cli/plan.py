@@ -31,7 +31,7 @@ from engine.cli.common import (
     load_scenario,
 )
 from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
-from engine.cli.plan_flags import attainment_of
+from engine.cli.plan_flags import DEFAULT_TP, attainment_of
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.core.numbers import rate2
@@ -71,10 +71,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Find the cheapest deployment that meets every SLO at --target-rps (on --dask's cluster if given)."""
     with cluster_executor(args.dask) as executor:
         return _plan(args, executor)
-
-
-DEFAULT_TP = "1,2,4,8"
-"""`--tp`'s default (`engine.cli.plan_flags`)."""
 
 
 def _space(args: argparse.Namespace, scen: Any) -> Any:

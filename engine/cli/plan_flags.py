@@ -18,6 +18,8 @@ RULE_CHOICES = ("percentile", "attainment")
 """What --rule accepts (engine.planning.rules.RULES; a test keeps them equal)."""
 ATTAINMENT_DEFAULT = 0.9
 """Default of --attainment (engine.planning.rules.DEFAULT_ATTAINMENT; a test keeps them equal)."""
+DEFAULT_TP = "1,2,4,8"
+"""Default of --tp (`engine.cli.plan` keeps it to the degrees a custom model takes)."""
 STABLE_MONTHS_DEFAULT = 12.0
 """Default of --model-change-months (engine.explain.advisor.STABLE_MONTHS; a test keeps them equal)."""
 OBJECTIVE_CHOICES = ("usd_per_hour", "usd_per_million_tokens", "chips", "power")
@@ -58,7 +60,7 @@ def _plan(sub: Any) -> None:
     p.add_argument(
         "--modes", default="colocated,disaggregated", help="deployment modes to consider (%(default)s)"
     )
-    p.add_argument("--tp", default="1,2,4,8", help="tensor-parallel degrees to consider (%(default)s)")
+    p.add_argument("--tp", default=DEFAULT_TP, help="tensor-parallel degrees to consider (%(default)s)")
     p.add_argument(
         "--pp", default="1,2", help="pipeline stages to consider (above 1: with each --tp of 4 or more)"
     )

@@ -19,7 +19,6 @@ NICs: `cost.server_power_factor`) is not in the cap. Default: no cap, and nothin
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
@@ -101,7 +100,7 @@ def _over_site(site_cap_kw: float, pools: Sequence[CappedPool], own_w: float) ->
 def _sig(kw: float, up: bool) -> str:
     """`kw` to three significant figures rounded up (a least) or down (a most), so that the figure a
     refusal offers works: 'the least cap is 6 kW' stood over a refusal of 6 kW (6.0018)."""
-    return f"{directed(kw, 3, up) if kw > 0 else math.ceil(kw) if up else math.floor(kw):.3g}"
+    return f"{directed(kw, 3, up):.3g}"  # (every figure offered is above 0: `room` is checked, a least is)
 
 
 def _own_fields(pools: Sequence[CappedPool]) -> str:
