@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.calibration.band_lookup import BAND_MEANING
 from engine.catalog.entries import load_catalog, price_assumed
-from engine.cli.common import emit_json
+from engine.cli.common import aligned, emit_json
 from engine.costmodel.stacks import SERVING_STACKS
 from engine.explain import confidence
 from engine.scenario.model import Scenario
@@ -92,37 +92,71 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"hardware": hw, "models": models})
         return 0
-    print(
-        f"{'hardware':24} {'class':8} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GiB':>6} {'TB/s':>6} {'$/h':>6}   "
-        f"calibration under {confidence.stack_name(args.stack)} (its bands: {BAND_MEANING}; TFLOP/s dense, "
-        "— where the chip has no such peak)"
-    )
-
-    def peak(v: float | None) -> str:  # "—" for a precision the chip lacks: "0" read as zero throughput
-        return f"{v:6.0f}" if v else f"{'—':>6}"
-
-    for h in hw:
-        tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
-        mark = " (illustrative)" if h["illustrative"] else ""
-        # an assumed price starred, as `run` and the Strategy page mark it (the table read it bare: a review)
-        price = f"{h['usd_per_hour']:.2f}" + ("*" if h["usd_per_hour_assumed"] else " ")
-        print(
-            f"{h['id']:24} {h['class']:8} {peak(tf.get('bf16'))} {peak(tf.get('fp8'))} "
-            f"{peak(tf.get('fp4'))} {h['memory_gb']:6g} {h['memory_tb_s']:6.2f} {price:>7} "
-            f"{mark_text(marks[str(h['id'])])}{mark}{tiers_text(h)}"
-        )
+    print_chips(hw, marks, args.stack)
     print(
         "* an assumed price, not a published one: the chip's sources say why (--json: sources.usd_per_hour)"
     )
     print()
-    print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")
+    print_models(models)
+    return 0
+
+
+def _peak(v: float | None) -> str:
+    """A dense peak in TFLOP/s; "—" for a precision the chip lacks ("0" read as zero throughput)."""
+    return f"{v:,.0f}" if v else "—"
+
+
+def _figure(v: float) -> str:
+    """A memory size or bandwidth as the catalog states it, never an exponent: '80', '0.2148', '21,000'."""
+    return f"{v:,.0f}" if v >= 1000 else f"{v:.4g}"
+
+
+def print_chips(hw: list[dict[str, Any]], marks: dict[str, Any], stack: str) -> None:
+    """The chips' table, its columns as wide as their widest cell, the calibration last."""
+    rows = [
+        [
+            *("hardware", "class", "bf16", "fp8", "fp4", "GiB", "TB/s", "$/h"),
+            f" calibration under {confidence.stack_name(stack)} (its bands: {BAND_MEANING}; TFLOP/s dense, "
+            "— where the chip has no such peak)",
+        ]
+    ]
+    for h in hw:
+        tf: dict[str, float] = h["tflops"]
+        mark = " (illustrative)" if h["illustrative"] else ""
+        # an assumed price starred, as `run` and the Strategy page mark it (the table read it bare: a review)
+        price = f"{h['usd_per_hour']:,.2f}" + ("*" if h["usd_per_hour_assumed"] else " ")
+        rows.append(
+            [
+                *(
+                    str(h["id"]),
+                    str(h["class"]),
+                    _peak(tf.get("bf16")),
+                    _peak(tf.get("fp8")),
+                    _peak(tf.get("fp4")),
+                ),
+                *(_figure(h["memory_gb"]), f"{h['memory_tb_s']:,.2f}", price),
+                f" {mark_text(marks[str(h['id'])])}{mark}{tiers_text(h)}",
+            ]
+        )
+    rows[0][7] += " "  # the header's '$/h' over the prices, whose star column follows them
+    print("\n".join(aligned(rows, [False, False, True, True, True, True, True, True])))
+
+
+def print_models(models: list[dict[str, Any]]) -> None:
+    """The models' table, its columns as wide as their widest cell (qwen3-235b-a22b-2507 overran 18)."""
+    rows = [["model", "params", "active", "KV B/token", " kind"]]
     for m in models:
         kind = "MoE+MLA" if m["moe"] and m["mla"] else "MoE" if m["moe"] else "dense"
-        print(
-            f"{m['id']:18} {m['params_b']:7.1f}B {m['active_params_b']:7.1f}B "
-            f"{m['kv_bytes_per_token_bf16']:11,.0f}  {kind}"
+        rows.append(
+            [
+                str(m["id"]),
+                f"{m['params_b']:.1f}B",
+                f"{m['active_params_b']:.1f}B",
+                f"{m['kv_bytes_per_token_bf16']:,.0f}",
+                f" {kind}",
+            ]
         )
-    return 0
+    print("\n".join(aligned(rows, [False, True, True, True])))
 
 
 def tiers_text(h: dict[str, Any]) -> str:

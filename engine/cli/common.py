@@ -118,7 +118,7 @@ def with_sets(scen: Scenario, sets: Sequence[str] | None, source: str, flag: str
             raise ScenarioError(  # dropped the first, unsaid (a review)
                 f"{flag} {path.strip()}: overlaps {flag} {inside} (one holds the other); give the field once"
             )
-        overrides[path.strip()] = scenario_io.parse_value(value.strip())
+        overrides[path.strip()] = scenario_io.parse_override(flag, path, value)
     if not overrides:
         return scen
     edited = scenario_io.apply_overrides(scen, overrides)
@@ -226,3 +226,15 @@ class ProgressBar:
 
     def close(self) -> None:
         self.bar.close()
+
+
+def aligned(rows: Sequence[Sequence[str]], right: Sequence[bool], gap: str = " ") -> list[str]:
+    """Rows of cells as lines whose columns line up: each column as wide as its widest cell (the header
+    row included), right-aligned where `right` says; the last column is left as it is (free text).
+    Fixed widths let a wide figure push the rest of its row out of line (cerebras-wse3's 21,000 TB/s)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(right))]
+    out = []
+    for r in rows:
+        cells = [c.rjust(w) if ra else c.ljust(w) for c, w, ra in zip(r, widths, right, strict=False)]
+        out.append(gap.join([*cells, *r[len(right) :]]).rstrip())
+    return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.core.errors import ScenarioError
+from engine.costmodel.stacks import STACK_NAMES
 from engine.planning.emit_engines import sglang_args, trtllm_args, vllm_args
 from engine.planning.emit_facts import DeploymentFacts, PoolFacts, facts, shared_notes
 from engine.planning.emit_manifests import (
@@ -56,6 +57,20 @@ ROUTERS = {
     "nodes, give each server its RDMA device",
 }
 """What a plain prefill/decode launch still lacks: the router in front, which these commands do not start."""
+BUILDS: dict[tuple[str, str], str] = {
+    ("vllm", "AMD"): "vLLM's ROCm build",
+    ("vllm", "Intel"): "vLLM with Intel's Gaudi plugin (vllm-gaudi)",
+    ("vllm", "Google"): "vLLM's TPU build",
+    ("vllm", "AWS"): "vLLM with AWS's Neuron plugin",
+    (
+        "vllm",
+        "Huawei",
+    ): "vLLM-Ascend (vLLM with Huawei's vllm-ascend plugin, whose fit this chip's vLLM runs with)",
+    ("sglang", "AMD"): "SGLang's ROCm build",
+    ("sglang", "Huawei"): "SGLang's Ascend backend",
+}
+"""The build a stack's command needs on another vendor's chip (`RUNS_ON`): `vllm serve` on a 910B is
+vLLM-Ascend's, which the export did not say (a review)."""
 NIXL_HOST = (
     "prefill/decode across nodes: start each server with VLLM_NIXL_SIDE_CHANNEL_HOST set to its own address "
     "the other pool can reach (vLLM's default, localhost, fails NIXL's KV handshake between machines)"
@@ -116,6 +131,7 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
                 f"# {pool.chips_per_instance} chips span several {NODE_GPUS}-chip nodes: "
                 "add the stack's multi-node flags"
             )
+        lines += _comment(_platform_notes(f, pool, stack))
         if stack == "trtllm":
             cfg_name = f"trtllm-{pool.name}.yaml"
             argv, config, notes = trtllm_args(f, pool, cfg_name)
@@ -129,6 +145,24 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
         lines.append(_command(PROGRAMS[stack], argv))
         commands.append((pool.name, tuple(argv)))
     return Emitted(stack=stack, text="\n".join(lines) + "\n", commands=tuple(commands), files=tuple(files))
+
+
+def _platform_notes(f: DeploymentFacts, pool: PoolFacts, stack: Stack) -> list[str]:
+    """What a command needs on a chip that is not NVIDIA's: the stack's build for it, and where the
+    scenario asks for FP8 that the chip has no path for, that the build must accept it."""
+    out = []
+    if build := BUILDS.get((stack, pool.vendor)):
+        out.append(
+            f"pool {pool.name}: on {pool.hardware_id} ({pool.vendor}) this command runs under " + build
+        )
+    fp8 = [what for what, p in (("weights", f.weights), ("KV cache", f.kv)) if p == "fp8"]
+    if fp8 and not pool.fp8_path:
+        out.append(
+            f"pool {pool.name}: {pool.hardware_id} has no FP8 matmul path in the catalog (the run stores FP8 "
+            f"{' and '.join(fp8)} and computes at BF16); check that {STACK_NAMES.get(stack, stack)}'s build for "
+            f"it accepts FP8 {' and '.join(fp8)}, or serve BF16 and run the scenario so"
+        )
+    return out
 
 
 def _count_text(pool: PoolFacts) -> str:

@@ -47,6 +47,9 @@ class PoolFacts:
     not resolved). A request longer than this the run rejects (`too_long_for_kv`)."""
     autoscale: tuple[int, int] | None = None
     """(fewest, warm at the start) instances where the pool autoscales up to `count` (None: fixed)."""
+    fp8_path: bool = True
+    """Whether the chip has an FP8 matmul path (an FP8 peak in the catalog); without one the run reads FP8
+    weights at FP8 and computes them at BF16 (`HardwareSpec.compute_precision`)."""
 
     @property
     def chips(self) -> int:
@@ -126,6 +129,7 @@ def _pool(scenario: Scenario, p: Pool) -> PoolFacts:
         vendor=chip.vendor if chip is not None else "unknown",
         limits=scenario.pool_batching(p),
         autoscale=None if p.autoscale is None else (p.autoscale.min_instances, p.autoscale.initial),
+        fp8_path=chip is None or "fp8" in chip.tflops,
     )
 
 

@@ -97,7 +97,7 @@ def parse_vary(items: Sequence[str]) -> dict[str, list[Any]]:
             raise ScenarioError(
                 f"--vary {path.strip()}: an empty value in {text!r}; give each value once, comma-apart"
             )
-        values = [scenario_io.parse_value(v.strip()) for v in parts]
+        values = [scenario_io.parse_override("--vary", path, v) for v in parts]
         if path.strip() in out:
             raise ScenarioError(f"--vary {path.strip()}: given twice")
         out[path.strip()] = values

@@ -32,6 +32,7 @@ from engine.scenario.paths import MAX_SCENARIO_CHARS as MAX_SCENARIO_CHARS
 from engine.scenario.paths import diff as diff
 from engine.scenario.paths import format_parts as format_parts
 from engine.scenario.paths import get_path as get_path
+from engine.scenario.paths import parse_override as parse_override
 from engine.scenario.paths import parse_path as parse_path
 from engine.scenario.paths import parse_value as parse_value
 from engine.scenario.paths import set_path as set_path

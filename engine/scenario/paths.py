@@ -160,10 +160,21 @@ def parse_value(text: str) -> Any:
     except tomllib.TOMLDecodeError:
         return text
     except (RecursionError, ValueError):
-        raise ScenarioError(f"value {text[:40]!r}...: nested too deeply or a number too long") from None
+        raise ScenarioError(
+            f"value {text[:40]!r}...: nested too deeply or a number of more than 4,300 digits"
+        ) from None
     if safeparse.nesting_depth(value) > safeparse.MAX_NESTING:
         raise ScenarioError(f"value: nested more than {safeparse.MAX_NESTING} levels deep")
     return value
+
+
+def parse_override(flag: str, path: str, text: str) -> Any:
+    """A ``PATH=VALUE`` override's value (`parse_value`), its refusal naming the flag and the field (a
+    5,000-digit number read "value '999...': a number too long", no field named: a review)."""
+    try:
+        return parse_value(text.strip())
+    except ScenarioError as err:
+        raise ScenarioError(f"{flag} {path.strip()}: {err}") from None
 
 
 def _addressable(key: Any) -> bool:

@@ -478,6 +478,21 @@ def test_the_bills_shares_add_up_with_the_cache_tiers_said(capsys: pytest.Captur
     assert "cache tiers" not in capsys.readouterr().out  # no tier: the pools' shares are the bill
 
 
+def test_the_catalogs_columns_line_up_for_every_chip_and_model(capsys: pytest.CaptureFixture[str]) -> None:
+    # fixed widths let cerebras-wse3's 21000.00 TB/s and qwen3-235b-a22b-2507 push their rows out of line
+    assert main(["catalog"]) == 0
+    chips, models = capsys.readouterr().out.split("\n\n")
+    chip_rows = [ln for ln in chips.splitlines() if not ln.startswith("*")]
+    starts = {re.search(r"\$/h +(\S)", chip_rows[0]).start(1)}  # type: ignore[union-attr]
+    starts |= {re.search(r"\d\.\d\d[* ] +([a-z])", ln).start(1) for ln in chip_rows[1:]}  # type: ignore[union-attr]
+    assert len(starts) == 1, starts
+    wse3 = next(ln for ln in chip_rows if ln.startswith("cerebras-wse3 "))
+    assert " 21,000.00 " in wse3 and "e+" not in chips
+    ends = {models.index("B/token") + len("B/token")}
+    ends |= {ln.rindex(",") + 4 for ln in models.splitlines()[1:] if ln.strip()}
+    assert len(ends) == 1, ends  # the KV column's right edge, under its header's
+
+
 def test_the_catalog_stars_an_assumed_price(capsys: pytest.CaptureFixture[str]) -> None:
     # `catalog` listed the H200 at 3.20 $/h bare, where `run` and the Strategy page call it assumed (a review)
     assert main(["catalog"]) == 0

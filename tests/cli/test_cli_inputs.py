@@ -580,3 +580,16 @@ def test_refusals_name_the_flag_and_a_tables_range(capsys: pytest.CaptureFixture
     assert "--set '=5': expected path=value" in capsys.readouterr().err
     assert main(["run", "chat-disaggregated", "--set", "cost.usd_per_hour.h100-sxm=-1"]) == 2
     assert "the allowed range is more than 0 to 1,000 (got -1)" in capsys.readouterr().err
+
+
+def test_a_number_too_long_names_its_flag_and_field(capsys: pytest.CaptureFixture[str]) -> None:
+    """A 5,000-digit --set value read "value '999...': nested too deeply or a number too long", naming
+    neither the flag nor the field (a review); --vary's values likewise."""
+    from engine.cli.main import main
+    from engine.planning.sweep import parse_vary
+
+    huge = "9" * 5000
+    assert main(["run", "chat-disaggregated", "--set", f"workload.rate_rps={huge}"]) == 2
+    assert "--set workload.rate_rps: value '9999" in capsys.readouterr().err
+    with pytest.raises(ScenarioError, match=r"^--vary workload\.rate_rps: value '9999.*4,300 digits"):
+        parse_vary([f"workload.rate_rps=1,{huge}"])
