@@ -95,6 +95,7 @@ for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # an edited scenari
         plain((state.named(chosen) if mine else chosen).name)
         + (f", served {other}" if key == SWITCHED else "")
         + (f" · {changed}" if key == SWITCHED and (changed := ex.chips_changed(current, chosen)) else "")
+        + (f" · {split}" if key == SWITCHED and (split := ex.split_text(current, chosen)) else "")
         + (", on this scenario's workload, window and seed" if key == lesson.PAIRED else "")
         + (f" · model {plain(chosen.model.id)}" if models_differ else "")
         + (f" · not A's changes to {', '.join(kept)}" if key == b_key and (kept := unshared(key)) else "")

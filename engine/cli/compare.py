@@ -64,6 +64,8 @@ def side_b(args: argparse.Namespace, a: Scenario) -> tuple[Scenario, str]:
         source, chosen = f"{a.name} served {other}", f"A served {other}"
         if changed := ex.chips_changed(a, base):  # one instance split takes a second (a browser review)
             chosen += f"; {changed}"
+        if split := ex.split_text(a, base):  # a 4:8 split stood unexplained (a review)
+            chosen += f"; {split}"
     return with_sets(base, args.set_b, source, "--set-b"), chosen
 
 

@@ -64,7 +64,7 @@ _BY_MODULE = {
     ),
     "roofline_chips": "fitting_layout scenario_layout fitting_tp pool_chips roofline roofline_name",
     "trace_files": "trace_format trace_problem idle_tail kept_text",
-    "mode_switch": "with_mode chips_changed with_load_of unshared_edits",
+    "mode_switch": "with_mode chips_changed split_text with_load_of unshared_edits",
     "layout_choices": "fitting_eps",
     "rate_scale": "peak_of rate_cap_rps runnable_duration_s runnable_rate_rps rate_stops",
     "engine.core.numbers": "round_down",
@@ -257,6 +257,7 @@ __all__ = [
     "slo_tail",
     "slo_targets",
     "specialisation",
+    "split_text",
     "spread_errors",
     "stack_name",
     "summarize",
@@ -347,7 +348,7 @@ if TYPE_CHECKING:
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.layout_choices import fitting_eps
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
-    from engine.explain.mode_switch import chips_changed, unshared_edits, with_load_of, with_mode
+    from engine.explain.mode_switch import chips_changed, split_text, unshared_edits, with_load_of, with_mode
     from engine.explain.pairing import paired_cdfs, paired_targets, unpaired
     from engine.explain.power_line import mean_power_line, power_cap_line
     from engine.explain.presentation import (

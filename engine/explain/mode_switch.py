@@ -159,6 +159,24 @@ def chips_changed(a: Scenario, b: Scenario) -> str:
     return f"not the same chips ({moved}): one instance cannot be split into a prefill and a decode pool"
 
 
+def split_text(a: Scenario, b: Scenario) -> str:
+    """How `b`, `a` served disaggregated (`with_mode`), split one kind of instance ('' otherwise): 'its 12
+    instances split 4 prefill : 8 decode, a third to prefill, a starting split, not a tuned one'. A 4:8 split
+    stood in Compare unexplained, read as a recommendation (a review)."""
+    if a.deployment.mode != "colocated" or b.deployment.mode != "disaggregated":
+        return ""
+    dc = [p for p in b.deployment.pools if p.tier != "edge"]
+    if len({_kind(p) for p in dc}) != 1 or {p.role for p in dc} != {"prefill", "decode"}:
+        return ""
+    pre = sum(p.count for p in dc if p.role == "prefill")
+    dec = sum(p.count for p in dc if p.role == "decode")
+    each = f" ({dc[0].chips_per_instance} chips each)" if dc[0].chips_per_instance > 1 else ""
+    return (
+        f"its {pre + dec} instances{each} split {pre} prefill : {dec} decode, a third to prefill: a starting split, "
+        "not a tuned one (the planner searches the splits)"
+    )
+
+
 def _kind(p: Pool) -> tuple[Any, ...]:
     """What makes two pools' instances alike: chip, layout and calibration profile."""
     return (p.hardware, p.tp, p.pp, p.dp, p.ep, p.profile)

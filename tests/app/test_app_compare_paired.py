@@ -73,3 +73,12 @@ def test_another_preset_starts_b_again_from_its_counterpart() -> None:
     assert (
         at.selectbox(key="b").value == "sram-decode-h100" == str(load_preset("sram-decode-groq").counterpart)
     )
+
+
+def test_the_other_mode_says_its_split_is_a_starting_point() -> None:
+    """B served disaggregated split 4:8 chips with nothing said of why (a review): its caption says the rule."""
+    at = app("compare", short("chat-colocated"))
+    at.selectbox(key="b").set_value("current, other mode").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption)
+    assert "split 2 prefill : 4 decode, a third to prefill: a starting split, not a tuned one" in captions
