@@ -155,6 +155,14 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]
     return out
 
 
+def _drain_said(doc: dict[str, Any]) -> str:
+    """', billed to its end: the 32 s drain after the window included' where the run outlasted its window: the
+    per-request and per-token costs divide that bill (a review read $2.10 per M where $/h over the window's
+    tokens gives $2.00)."""
+    drain = float(doc.get("drain_end_s") or 0.0) - float(doc.get("window_s") or 0.0)
+    return f", billed to its end: the {drain:,.0f} s drain after the window included" if drain >= 0.5 else ""
+
+
 def _price_lines(c: dict[str, Any]) -> list[str]:
     """What the bill's prices rest on: prices the catalog assumes (a bill to check against a quote), and
     list prices where the GPUs are on the neocloud basis."""
@@ -203,7 +211,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     # review); with --margin, the spread's
     good = thr("goodput_rps", doc["goodput_rps"]) if moves is not None else ""
     print(f"SLO attainment {_attained(doc)}; goodput {doc['goodput_rps']:.2f} req/s{good}")
-    for line in _class_lines(doc, short, scenario):
+    for line in _class_lines(doc, short, scenario, marks if moves is None else ()):
         print(line)
     t = doc["throughput_tokens_per_s"]
     print(
@@ -215,11 +223,12 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     # and no better (as Results marks it; a review read "$0.26 per 1k" bare beside a baseline's $0.55)
     full = f", {sustain.LEVEL}" if sustain.saturated(doc) else ""  # at capacity too
     # nothing completed: no figure to divide ('$- per 1k requests': a review)
+    run = f"${c['usd_total']:,.2f} for the run{_drain_said(doc)}"
     if c["usd_per_request"] is None:
-        print(f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); no request completed")
+        print(f"cost: ${c['usd_per_hour']:,.2f}/h ({run}); no request completed")
     else:
         print(
-            f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); "
+            f"cost: ${c['usd_per_hour']:,.2f}/h ({run}); "
             f"${figures(c['usd_per_request'] * 1000, 3)} per 1k requests{thr('usd_per_request', c['usd_per_request'])}"
             f"{full}; ${figures(c['usd_per_million_output_tokens'], 3)} per million output tokens"
             f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}{full}"
@@ -331,10 +340,35 @@ def _broken(c: dict[str, Any], slo: Any) -> str:
     return " on E2E" + (f" (its {e2e:,.0f} ms deadline)" if e2e else "")
 
 
-def _class_lines(doc: dict[str, Any], short: float | None, scenario: Scenario | None = None) -> list[str]:
-    """Each class at its SLO percentile and its verdict (with `scenario`, what a failing one misses): a
-    class within target in a run that falls behind its load does not pass (as the pages say); `short`:
-    the shortfall its latencies grow with."""
+def _band_over(c: dict[str, Any], slo: Any, marks: Sequence[confidence.PoolMark]) -> str:
+    """'; at its bands' top TPOT reads 31.3 ms, over its target (...)' for a passing class whose latency's band
+    reaches past its target: 'passes' beside a TPOT of 28.2 ms against 30, its band up to +11%, read as a
+    margin the band does not promise (a CLI review; `advise` said it misses at the band's edge)."""
+    over = []
+    for name, key, target in (
+        ("TTFT", "ttft_ms_at_percentile", slo.ttft_ms),
+        ("TPOT", "tpot_ms_at_percentile", slo.tpot_ms),
+    ):
+        band = confidence.figure_range(marks, confidence.HEADLINE_SOURCES[f"{name.lower()}_p99_ms"])
+        if band is not None and c[key] is not None and c[key] * (1 + band[1]) > target:
+            over.append(f"{name} reads {figures(c[key] * (1 + band[1]), 3)} ms")
+    if not over:
+        return ""
+    return (
+        f"; at its band's top {' and '.join(over)}, over its target (run --margin reruns it with the chips at "
+        "their bands' pessimistic edge)"
+    )
+
+
+def _class_lines(
+    doc: dict[str, Any],
+    short: float | None,
+    scenario: Scenario | None = None,
+    marks: Sequence[confidence.PoolMark] = (),
+) -> list[str]:
+    """Each class at its SLO percentile and its verdict (with `scenario`, what a failing one misses, and with
+    `marks` where a passing one's band reaches past its target): a class within target in a run that falls
+    behind its load does not pass (as the pages say); `short`: the shortfall its latencies grow with."""
     behind = shortfall_rps(doc)
     slos = {c.name: c.slo for c in scenario.workload.classes} if scenario is not None else {}
     out = []
@@ -345,6 +379,8 @@ def _class_lines(doc: dict[str, Any], short: float | None, scenario: Scenario | 
         verdict = "FAILS" if not c["passes"] else "passes" if behind is None else sustain.within_only(doc)
         if not c["passes"] and cls in slos:
             verdict += _broken(c, slos[cls])
+        elif verdict == "passes" and cls in slos:
+            verdict += _band_over(c, slos[cls], marks)
         ttft = sustain.marked(_at(c, "ttft_ms_at_percentile"), doc, "ttft")
         tpot = sustain.marked(_at(c, "tpot_ms_at_percentile"), doc, "tpot")
         if (slo := slos.get(cls)) is not None:  # its targets beside it, so a pass can be checked (a review)

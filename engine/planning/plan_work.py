@@ -120,7 +120,14 @@ class PlanWork:
     def text(self) -> str:
         """One line: the estimate, its runs and the limit."""
         share = self.events / self.limit
-        of = f"{share:.1f}x the limit" if share > 1 else f"{share:.0%} of the limit"
+        # two decimals near 1 ('1.0x the limit' read as within it: a review)
+        of = (
+            f"{share:.2f}x the limit"
+            if 1 < share < 10
+            else f"{share:.1f}x the limit"
+            if share > 1
+            else (f"{share:.0%} of the limit")
+        )
         return (
             f"about {in_words(self.events)} simulated events ({self.runs} runs at most of about "
             f"{self.requests:,.0f} requests{', the margin included' if self.margin else ''}; "
@@ -142,7 +149,10 @@ class PlanWork:
         name = {**LEVERS, **(names or {})}
         factor = self.limit / self.events
         window = space.duration_s or 0.0
-        shorter = self._shorter_window(window, factor)
+        # the window moves the planning runs only: the full-length runs keep the scenario's own window, so
+        # scaling all of it ('--duration-s to 106 s') offered windows still over the limit (a review)
+        room = self.limit - self.events_per_full_run * self.full_runs
+        shorter = self._shorter_window(window, room / (self.events_per_run * self.runs)) if room > 0 else 0
         searches = self.runs - self.fixed_runs
         per_sim = (
             self.limit

@@ -358,7 +358,9 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         notes.append(
             f"Checked with slowed chips only up to {value_text(held_at, search.objective)}, where a deployment "
             f"of another chip held over the planning window: {whose} ({'; '.join(above)}). {rows} own "
-            "nominal pick, verified as modelled, and 'holds slowed' is that pick's own run with the chips slowed."
+            "nominal pick, verified as modelled, and 'holds slowed' is that pick's own run with the chips slowed"
+            # ('not checked' stood under a note that said each had its run: a review)
+            + (" ('not checked' where the checks' budget ran out before it)." if slow.out_of_budget else ".")
         )
     return notes
 
@@ -376,7 +378,11 @@ def decide(
     """The verdict from each group's nominal best (see the module's docstring); the `MAX_GROUPS`
     groups of the lowest nominal objective are checked and verified, the rest named in a note."""
     order = sorted(groups, key=lambda g: search.value(groups[g]))
-    more = f"{len(order) - MAX_GROUPS} more chip groups passed, not verified: {', '.join(order[MAX_GROUPS:])}"
+    # each with its nominal figure: the calibrated H100 passed at a cost no line showed (a review)
+    rest = "; ".join(
+        f"{g} {value_text(search.value(groups[g]), search.objective)}" for g in order[MAX_GROUPS:]
+    )
+    more = f"{len(order) - MAX_GROUPS} more chip groups passed, not verified (their nominal best): {rest}"
     notes: list[str] = [more] if len(order) > MAX_GROUPS else []
     # the cheapest nominal groups first, for the risk-aware checks too: in the search's order the
     # scenario's own chip came first and spent their budget, the cheaper chips never checked (a review)

@@ -502,3 +502,44 @@ def test_the_catalog_stars_an_assumed_price(capsys: pytest.CaptureFixture[str]) 
     assert main(["catalog", "--json"]) == 0
     chips = {h["id"]: h for h in json.loads(capsys.readouterr().out)["hardware"]}
     assert chips["h200"]["usd_per_hour_assumed"] and not chips["h100-sxm"]["usd_per_hour_assumed"]
+
+
+def test_the_cost_line_says_the_bill_runs_to_the_drains_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """$29.88/h beside 4,158 output tokens/s is $2.00 per M over the window, where run printed $2.10 unexplained:
+    its bill runs to the end of the drain after the window (a CLI review)."""
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=60", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    drain = doc["drain_end_s"] - doc["window_s"]
+    assert drain >= 0.5 and doc["cost"]["usd_total"] == pytest.approx(
+        doc["cost"]["usd_per_hour"] * doc["drain_end_s"] / 3600
+    )
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=60"]) == 0
+    cost = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cost: "))
+    assert f"for the run, billed to its end: the {drain:,.0f} s drain after the window included)" in cost
+
+
+def test_a_passing_class_whose_band_reaches_past_its_target_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """chat-colocated's TPOT p90 28.21 ms against 30 read 'passes' bare, its band up to +11% (31.3 ms) and
+    `advise` saying it misses at the band's edge (a CLI review); with room to spare nothing is added."""
+    assert main(["run", "chat-colocated", "--set", "duration_s=120"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  class chat:"))
+    tpot = float(re.search(r"TPOT ([\d.]+) ms \(target 30 ms\)", line)[1])  # type: ignore[index]
+    top = float(re.search(r"at its band's top TPOT reads ([\d.]+) ms, over its target", line)[1])  # type: ignore[index]
+    assert tpot < 30 < top and ": passes; " in line
+    assert (
+        main(
+            [
+                "run",
+                "chat-colocated",
+                "--set",
+                "duration_s=120",
+                "--set",
+                "workload.classes[0].slo.tpot_ms=60",
+            ]
+        )
+        == 0
+    )
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  class chat:"))
+    assert line.endswith(": passes")

@@ -23,6 +23,7 @@ from engine.planning.plan_work import (
 )
 from engine.planning.sizing import Kind, Shape
 from engine.scenario import codec as io
+from engine.scenario.codec import load_preset
 from engine.scenario.model import Scenario
 from engine.serving import work_bound
 
@@ -95,6 +96,27 @@ def test_window_and_margin_are_offered_only_when_they_suffice() -> None:
     assert not plan_work(sc, 60.0, SearchSpace(duration_s=window, max_simulations=200), margin=True).over
     far = plan_work(sc, 600.0, HUGE, margin=True).problem(HUGE, 600.0)
     assert far is not None and "without the margin" not in far and "duration_s" not in far  # 9 s is no window
+
+
+def test_the_window_offered_holds_where_full_length_runs_take_part_of_the_limit() -> None:
+    """A verified, risk-aware plan's full-length runs keep the scenario's window: scaling all the work by the
+    window offered '--duration-s to 106 s', then 98, 95, 92 as each was refused (a CLI review). The window
+    is sized on the planning runs alone, and the share near 1 reads with two decimals ('1.0x' read within)."""
+    sc = load_preset("chat-disaggregated")  # a 600 s window
+    kw = {"margin": True, "risk_aware": True, "verify": True}
+    chips = ("h100-sxm", "h200", "mi300x")
+
+    def space(window: float) -> SearchSpace:
+        return SearchSpace(hardware=chips, duration_s=window)
+
+    rate = next(r for r in range(10, 200) if plan_work(sc, r, space(120.0), **kw).over)
+    w = plan_work(sc, rate, space(120.0), **kw)
+    assert w.events_per_full_run * w.full_runs > 0.4 * w.events  # the full-length runs weigh
+    msg = w.problem(space(120.0), rate, {"duration_s": "--duration-s"})
+    assert msg is not None and re.search(r"\d\.\d\dx the limit", msg)
+    window = float(re.search(r"--duration-s to (\d+) s", msg)[1])  # type: ignore[index]
+    assert not plan_work(sc, rate, space(window), **kw).over
+    assert plan_work(sc, rate, space(window + 3), **kw).over
 
 
 def test_plan_refuses_before_any_simulation_and_check_work_lifts_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,9 @@ window, the nominal pick's risk with its chips slowed, and which of two picks at
 
 from __future__ import annotations
 
+import math
+import re
+
 import pandas as pd
 import pytest
 
@@ -438,3 +441,44 @@ def test_rows_alike_in_the_objective_go_to_the_cheaper_per_hour() -> None:
     assert winner(pd.DataFrame(rows), False) == 2  # not risk-aware: the fewest chips
     same = [{**rows[0], "usd_per_hour": 18.85}, rows[1]]
     assert winner(pd.DataFrame(same), True) == 0  # alike in both: the table's order, as before
+
+
+def test_groups_checked_only_up_to_a_cap_say_where_the_budget_left_them_unchecked() -> None:
+    """`plan --hardware all` at 40 req/s: 'Checked with slowed chips only up to $44.80/h ... holds slowed is
+    that pick's own run with the chips slowed' stood over two rows reading 'not checked' (a CLI review)."""
+    from types import SimpleNamespace
+
+    from engine.planning.risk_search import ABOVE
+    from engine.planning.verdict import _risk_checked
+
+    search = SimpleNamespace(budget=math.inf, power_budget_kw=math.inf, objective="usd_per_hour")
+    search.space = SimpleNamespace(max_simulations=120)
+    pick = ("shape", 0)
+    slow = SimpleNamespace(rows=[{"v": 44.8}], index={pick: 0}, value=lambda r: r["v"], out_of_budget=True)
+    held = {"gaudi3 -> h800-sxm": pick, "h800-sxm -> gaudi3": ABOVE}
+    past = _risk_checked(search, slow, held, {})[-1]  # type: ignore[arg-type]
+    assert past.startswith("Checked with slowed chips only up to $44.80/h")
+    assert past.endswith("('not checked' where the checks' budget ran out before it).")
+    slow.out_of_budget = False
+    assert "not checked" not in _risk_checked(search, slow, held, {})[-1]  # type: ignore[arg-type]
+
+
+def test_the_groups_past_the_checked_ones_are_named_with_their_nominal_best(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """'6 more chip groups passed, not verified: ..., h100-sxm' left the calibrated H100's cost unsaid (a CLI
+    review): each group past `MAX_GROUPS` is named with its nominal best."""
+    from engine.planning import verdict
+    from engine.planning.candidates import SearchSpace
+    from engine.planning.plan import plan
+    from engine.scenario import codec as io
+
+    monkeypatch.setattr(verdict, "MAX_GROUPS", 1)
+    space = SearchSpace(
+        hardware=("h100-sxm", "h200"), modes=("colocated",), tp=(2,), pp=(1,), duration_s=30.0
+    )
+    p = plan(io.load_preset("chat-colocated"), 8.0, space, risk_aware=False)
+    more = next(n for n in p.notes if "more chip groups passed" in n)
+    assert re.fullmatch(
+        r"1 more chip groups passed, not verified \(their nominal best\): h\S+ \$[\d.]+/h", more
+    )
