@@ -95,9 +95,14 @@ def _chip_field_changed(key: str, label: str, lo: float | None, hi: float | None
 def _save_chip(base_id: str, prefix: str) -> None:
     """Build the chip from the form's widgets and put it into the scenario (or say why not)."""
     ss = st.session_state
-    if problems := _chip_problems(prefix):  # by the form's labels, the ranges whole
-        state.notify(f"custom chip not saved: {'; '.join(problems)}")
+    # by the form's labels, the ranges whole, in one notice: each field's own, said as it was typed, gives way
+    # to it (one typo read as two banners and a toast: a browser review)
+    for key in (*CHIP_FIELDS, *PROFILE_FIELDS):
+        state.dismiss(f"chip:{prefix}{key}")
+    if problems := _chip_problems(prefix):
+        state.notify(f"custom chip not saved: {'; '.join(problems)}", key="chip:save")
         return
+    state.dismiss("chip:save")
     cat = scenario_catalog(state.scenario())
     chip_id = str(ss[f"{prefix}id"]).strip()
     values = {k: float(ss[f"{prefix}{k}"]) for k in (*CHIP_FIELDS, *PROFILE_FIELDS)}

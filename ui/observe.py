@@ -124,7 +124,9 @@ def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
         1,
         64,
         pool.tp if own or least is None else least,
-        key=KEY + "tp",
+        # one value per model and chip: another model kept the last one's TP, and 70B at TP 1 was refused
+        # naming the scenario's deployment.pools[0].tp, a field not on this form (a browser review)
+        key=f"{KEY}tp:{model}:{hw}",
         persist_state="session",
     )
     weights: Any = c3.selectbox(
@@ -136,13 +138,12 @@ def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
         plain(
             "The file does not say its chip, layout or precisions: set them as the benchmark ran, or every "
             "error below is as much theirs as the model's."
-            + (
-                f" The least tensor parallel that holds {model} in {weights} on {hw} is {fits}."
-                if fits is not None and fits != int(tp)
-                else ""
-            )
         )
     )
+    if fits is not None and int(tp) < fits:  # said on this form's terms, not the scenario's field
+        raise ScenarioError(
+            f"Tensor parallel: {model} in {weights} needs at least {fits} {hw} chips an instance (got {int(tp)})"
+        )
     return ob.Deployment(
         hardware=str(hw),
         count=int(count),
@@ -182,6 +183,11 @@ def _sentence(note: str) -> str:
 
 
 def _charts(obs: ob.Observation, rep: ob.Replay) -> None:
+    # the replay's own notes (a file of means only drew a lone simulated step and no measured curve, unsaid:
+    # a browser review); the file's were said with its description above
+    if said := [n for n in rep.notes if n not in obs.notes]:
+        what = " (so the charts draw the simulated curve alone)" if obs.rows is None else ""
+        st.caption(plain(f"{obs.source}: " + "; ".join(said) + what + "."))
     frame = ob.cdf_frame(obs, rep)
     cols = st.columns(3)
     for col, (metric, label) in zip(cols, (("ttft", "TTFT"), ("tpot", "TPOT"), ("e2e", "E2E")), strict=True):
@@ -266,7 +272,12 @@ def section() -> None:
     sc = state.scenario()
     cat = scenario_catalog(sc)
     key = sc.model_dump_json(include={"custom_hardware", "custom_models"})
-    dep = _deployment(observations[0], cat)
+    _stacks_said(observations)
+    try:
+        dep = _deployment(observations[0], cat)
+    except ScenarioError as exc:  # a layout the form's model does not fit on its chip
+        st.error(plain(exc), icon=":material/error:")
+        return
     runs = (files, window or None, load)
     # each file's replay, one at a time: only the first's was ever shown, so a second file's errors could
     # not be checked against the fit made from it (a browser review)
@@ -300,6 +311,20 @@ def section() -> None:
     _fitted(runs, observations[shown], dep, cat, key, before, shown)
 
 
+def _stacks_said(observations: list[ob.Observation]) -> None:
+    """Files that name different serving stacks are said (an SGLang file went under vLLM, unsaid: a review)."""
+    named = {o.source: ob.named_stack(o.format) for o in observations}
+    if len({s for s in named.values() if s is not None}) > 1:
+        each = "; ".join(f"{f} {STACK_NAMES[s] if s else 'no stack named'}" for f, s in named.items())
+        st.warning(
+            plain(
+                f"These files name different serving stacks ({each}): each is replayed and fitted under the "
+                "one stack chosen below. Fit each stack's files on their own."
+            ),
+            icon=":material/merge_type:",
+        )
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def _unreadable(data: bytes, name: str) -> str | None:
     """Why a file does not read as a benchmark result (None: it does); once per file, not on every rerun
@@ -316,12 +341,20 @@ def _readable(files: Files) -> Files:
     beside a good one hid the good one's replay until it was removed: a browser review)."""
     good: list[tuple[bytes, str]] = []
     seen: dict[bytes, str] = {}
+    said: set[str] = set()
     broken = 0
     for data, name in files:
         # the same bytes twice counted as two files: the held-out error halved, 3.6% read 1.8% (a browser
         # review); a copy is used once, and said
-        if (first := seen.get(data)) is not None:
-            st.info(plain(f"{name} is the same file as {first}: used once."), icon=":material/content_copy:")
+        if (first := seen.get(data)) is not None:  # once a copy ('x is the same file as x', twice: a review)
+            if name not in said:
+                same = (
+                    f"{name} is uploaded more than once"
+                    if name == first
+                    else f"{name} is the same file as {first}"
+                )
+                st.info(plain(f"{same}: used once."), icon=":material/content_copy:")
+                said.add(name)
             continue
         if (problem := _unreadable(data, name)) is not None:
             st.error(plain(problem), icon=":material/error:")
@@ -475,11 +508,13 @@ def _keep(cat: Catalog, dep: ob.Deployment, p: Any) -> None:
         )
     served = (dep.model or sc.model.id, dep.weights)
     if served != (sc.model.id, sc.model.weights):  # the fit moves to another model as a chip's profile does
+        # the same model in another precision is not 'a model it was not measured on' (a browser review)
+        other = "precision" if served[0] == sc.model.id else "model"
         st.caption(
             f"Fitted on {plain(served[0])} in {served[1]}; the scenario serves {plain(sc.model.id)} in "
-            f"{sc.model.weights}. Moved onto it, the profile carries over as any chip's does to a model it was "
-            "not measured on, so the figures are surer for the model you benchmarked: benchmark the "
-            "scenario's own model to be sure."
+            f"{sc.model.weights}. Moved onto it, the profile carries over as any chip's does to a {other} it was "
+            f"not measured on, so the figures are surer for the {other} you benchmarked: benchmark the "
+            f"scenario's own {other} to be sure."
         )
     if present:
         band = (

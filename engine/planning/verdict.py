@@ -347,17 +347,19 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         # the cap they were checked to: the least that held over the planning window (the choice's full-length
         # check may then move it up, past some of theirs: 'none here could be the choice' was not proven)
         # (a portfolio's is no cap: its own pools' search caps no group; $40.90/h was named where $44.82 was one)
-        held_at = min(
-            slow.value(slow.rows[slow.index[p]])
-            for p in held.values()
+        held_at, holder = min(
+            (slow.value(slow.rows[slow.index[p]]), g)
+            for g, p in held.items()
             if isinstance(p, tuple) and not isinstance(p[0], Portfolio)
         )
         # the rule first, then the groups: a list of nine pairings before its colon read as one run-on (a review)
         rows = "Their rows show their" if len(above) > 1 else "Its row shows its"
         whose = f"{len(above)} chips or pairings" if len(above) > 1 else "one chip or pairing"
         notes.append(
+            # the group that held named ('a deployment of another chip' read as another than the choice's: a
+            # browser review, where it was the choice's own)
             f"Checked with slowed chips only up to {value_text(held_at, search.objective)}, where a deployment "
-            f"of another chip held over the planning window: {whose} ({'; '.join(above)}). {rows} own "
+            f"of {holder} held over the planning window: {whose} ({'; '.join(above)}). {rows} own "
             "nominal pick, verified as modelled, and 'holds slowed' is that pick's own run with the chips slowed"
             # ('not checked' stood under a note that said each had its run: a review)
             + (" ('not checked' where the checks' budget ran out before it)." if slow.out_of_budget else ".")

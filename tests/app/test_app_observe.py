@@ -11,6 +11,8 @@ import pytest
 from tests.app.harness import app, assert_clean, scenario_of, text_of
 
 FIX = Path(__file__).resolve().parents[1] / "observe" / "fixtures"
+TP = "fg:observe-tp:llama-3.1-8b:h100-sxm"
+"""The Tensor parallel box of the fixtures' model on the scenario's chip (a box per model and chip)."""
 FILES = ("vllm_bench_detailed.json", "vllm_bench_detailed_rate8.json")
 
 
@@ -162,13 +164,11 @@ def test_an_upload_is_still_there_after_a_look_at_another_page() -> None:
     at = _upload(app("hardware"), FILES[:1])
     assert_clean(at)
     charts = len(at.get("plotly_chart"))
-    at.number_input(key="fg:observe-tp").set_value(4).run()  # what the user said of the file: kept too
+    at.number_input(key=TP).set_value(4).run()  # what the user said of the file: kept too
     at.switch_page("app_pages/results.py").run()
     at.switch_page("app_pages/hardware.py").run()
     assert_clean(at)
-    assert (
-        at.number_input(key="fg:observe-tp").value == 4
-    )  # (it went back to the scenario's pool's: a review)
+    assert at.number_input(key=TP).value == 4  # (it went back to the scenario's pool's: a review)
     assert not at.file_uploader(key="fg:observe-upload").value  # the box itself is empty again
     kept = [text_of(c.value) for c in at.caption if "uploaded earlier in this session" in text_of(c.value)]
     assert kept and FILES[0] in kept[0], kept
@@ -187,17 +187,28 @@ def test_an_upload_is_still_there_after_a_look_at_another_page() -> None:
 def test_tensor_parallel_starts_at_the_least_that_holds_the_files_model() -> None:
     """The file cannot say its layout: the box took the scenario's tp 2 for an 8B benchmark, whose replay
     then read TTFT -50% and TPOT -42% as if the model were that far off (a browser review). It starts at the
-    least TP that holds the model the file names, and a caption says what the file leaves to the reader."""
+    least TP that holds the model the file names, and a caption says what the file leaves to the reader.
+    Another model starts at its own least (70B kept the 8B's TP 1, refused naming the scenario's
+    deployment.pools[0].tp: a browser review), and a TP below it is refused on this form's terms."""
     at = app("hardware")
     assert scenario_of(at).deployment.pools[0].tp > 1  # the scenario's own layout is not the benchmark's
     _upload(at, FILES[:1])
     assert_clean(at)
-    assert at.number_input(key="fg:observe-tp").value == 1
+    assert at.number_input(key=TP).value == 1
     said = [text_of(c.value) for c in at.caption if "does not say its chip" in text_of(c.value)]
     assert said and "least tensor parallel" not in said[0], said
-    at.number_input(key="fg:observe-tp").set_value(4).run()
+    at.number_input(key=TP).set_value(4).run()  # above the least: a choice, not corrected
     said = [text_of(c.value) for c in at.caption if "does not say its chip" in text_of(c.value)]
-    assert "The least tensor parallel that holds llama-3.1-8b in bf16 on h100-sxm is 1." in said[0], said
+    assert "least" not in said[0] and not at.error, said
+    at.selectbox(key="fg:observe-model").set_value("llama-3.1-70b").run()
+    assert_clean(at)
+    big = "fg:observe-tp:llama-3.1-70b:h100-sxm"
+    assert at.number_input(key=big).value == 2 and not at.error
+    at.number_input(key=big).set_value(1).run()
+    errors = [text_of(e.value) for e in at.error]
+    assert errors == [
+        "Tensor parallel: llama-3.1-70b in bf16 needs at least 2 h100-sxm chips an instance (got 1)"
+    ]
 
 
 def test_the_same_file_twice_is_used_once() -> None:
@@ -211,6 +222,12 @@ def test_the_same_file_twice_is_used_once() -> None:
     assert_clean(at)
     said = [text_of(i.value).replace("\\", "") for i in at.info]
     assert [w for w in said if w.startswith("copy.json is the same file as vllm_bench_detailed.json")], said
+    # the same name twice, as Streamlit adds an upload again: said once, not 'x is the same file as x' twice
+    at.file_uploader(key="fg:observe-upload").set_value([(FILES[0], data, "application/json")] * 3).run()
+    said = [text_of(i.value).replace("\\", "") for i in at.info]
+    assert [w for w in said if "used once" in w] == [f"{FILES[0]} is uploaded more than once: used once."], (
+        said
+    )
     at.toggle(key="fg:observe-fit").set_value(True).run()
     files = _frame(at, "held_out_abs_error")
     assert list(files["file"]) == [FILES[0]], files
@@ -237,3 +254,38 @@ def test_each_files_replay_can_be_shown() -> None:
     assert_clean(at)
     said = [m.value for m in at.markdown if "replayed with the chip's profile before and after" in m.value]
     assert said and "rate8" in said[0], said
+
+
+def test_a_fit_moved_to_another_precision_of_the_same_model_says_precision() -> None:
+    """'Fitted on llama-3.1-70b in bf16; the scenario serves llama-3.1-70b in fp8 ... carries over as any chip's
+    does to a model it was not measured on': the same model (a browser review)."""
+    from tests.app.harness import short
+
+    at = app("hardware", short(**{"model.id": "llama-3.1-8b", "model.weights": "fp8"}))
+    _upload(at, FILES)
+    at.toggle(key="fg:observe-fit").set_value(True).run()
+    assert_clean(at)
+    said = [
+        text_of(c.value) for c in at.caption if text_of(c.value).startswith("Fitted on llama-3.1-8b in bf16")
+    ]
+    assert (
+        said and "to a precision it was not measured on" in said[0] and "model" not in said[0].split(".")[-2]
+    )
+
+
+def test_files_of_two_stacks_are_said_and_a_means_only_replay_says_why_it_draws_one_curve() -> None:
+    """A vLLM file beside an SGLang one was replayed and fitted under vLLM unsaid, and the SGLang file, means
+    only, drew a lone simulated step with no measured curve and no word why (a browser review)."""
+    at = app("hardware")
+    _upload(at, (FILES[0], "sglang_bench.jsonl"))
+    warned = [text_of(w.value) for w in at.warning if "different serving stacks" in text_of(w.value)]
+    assert len(warned) == 1 and "sglang_bench.jsonl SGLang" in warned[0].replace("\\", ""), warned
+    at.selectbox(key="fg:observe-shown").set_value(1).run()
+    said = [
+        text_of(c.value).replace("\\", "")
+        for c in at.caption
+        if "percentiles not compared" in text_of(c.value)
+    ]
+    assert said and said[0].startswith("sglang_bench.jsonl: ") and "the simulated curve alone" in said[0], (
+        said
+    )

@@ -199,6 +199,9 @@ def test_a_chip_number_out_of_range_is_said_by_its_label_with_the_range() -> Non
         in said
     )
     assert "tflops.bf16" not in said and not scenario_of(at).custom_hardware
+    # one notice for the form, not the field's beside the Save's (one typo read as two banners: a review)
+    banners = [text_of(w.value) for w in at.warning if "5,000,000 is not allowed" in text_of(w.value)]
+    assert len(banners) == 1 and banners[0].startswith("custom chip not saved: "), banners
     # BF16's peak has one range, typed or saved: 0 passed the field's check ('0 to 1,000,000'), then Save
     # refused it as 'tflops.bf16 ... 0.01 to 1,000,000' (a review)
     at.number_input(key=f"{prefix}tflops_bf16").set_value(0.0).run()

@@ -318,7 +318,7 @@ def test_the_risk_aware_checks_start_with_the_cheapest_chips() -> None:
     assert not any("ran out of simulations" in n and "before a deployment" in n for n in p.notes)
     past = next(n for n in p.notes if n.startswith("Checked with slowed chips only up to $"))
     # the rule before the groups: nine pairings before a colon read as one run-on (a review)
-    assert "h200" in past.split("(")[-1] and "where a deployment of another chip held" in past.split(":")[0]
+    assert "h200" in past.split("(")[-1] and "where a deployment of b200" in past.split(":")[0]
     assert "not checked" not in set(p.verdict.table["holds_text"])  # each row's nominal pick was run slowed
 
 
