@@ -238,3 +238,9 @@ def aligned(rows: Sequence[Sequence[str]], right: Sequence[bool], gap: str = " "
         cells = [c.rjust(w) if ra else c.ljust(w) for c, w, ra in zip(r, widths, right, strict=False)]
         out.append(gap.join([*cells, *r[len(right) :]]).rstrip())
     return out
+
+
+def signed_percent(e: float) -> str:
+    """'+11.8%', '−3.8%': a fit table's error, its minus the one every band and change carries ('-3.8%' stood
+    in calibrate's tables: a CLI review)."""
+    return f"{e:+.1%}".replace("-", "−")

@@ -17,7 +17,7 @@ from engine.catalog.entries import (
     shared_catalog,
 )
 from engine.catalog.specs import ID_PATTERN, HardwareSpec
-from engine.cli.common import check_range, emit_json
+from engine.cli.common import check_range, emit_json, signed_percent
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
@@ -119,7 +119,7 @@ def landing(low: float, high: float) -> str:
     """A held-out band of ratios predicted / measured as a run prints it: where the measured figure lands
     around the model's ('+0.7% to +10.0%' for ratios 0.909 to 0.993). Calibrate printed the model's miss,
     '-9.1% to -0.7%', beside run's '+1% to +10%' for the same profile (a review)."""
-    return f"{1 / high - 1:+.1%} to {1 / low - 1:+.1%}"
+    return f"{signed_percent(1 / high - 1)} to {signed_percent(1 / low - 1)}"
 
 
 def new_entry_id(args: argparse.Namespace) -> str:
@@ -228,8 +228,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     result = own_fit.fit_own(points, cat, Path(csv).name, args.stack)  # the user's own, under --stack
     # each figure in its unit, to the measurement's digits (a prediction read 34.759934 beside 31.09: a review)
     shown = result.table[["id", "point", "measured", "predicted", "unit", "error"]].copy()
+    # the measured as given (to six figures: '1675.00' stood beside '1,605'), the errors signed as every
+    # command signs them ('−3.8%', not '-3.8%': a CLI review)
+    shown["measured"] = shown["measured"].map(lambda v: f"{v:,.6g}")
     shown["predicted"] = shown["predicted"].map(lambda v: f"{v:,.4g}")
-    shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")  # a signed percentage, as the summary line
+    shown["error"] = shown["error"].map(signed_percent)
     print(shown.to_string(index=False), file=sys.stderr)
     print(
         f"{args.hardware}/{args.profile}: eta_compute {result.profile.eta_compute}, eta_bandwidth "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from engine.core.numbers import plain
 from engine.planning.objective import BILLED, COLUMN, OBJECTIVES, value_text
 from engine.planning.verdict_bands import SAME_AT_EDGES, holds_note, holds_with_margin, reads_alike
 
@@ -47,8 +48,8 @@ def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
         p = pct_label(c["percentile"])
         ttft = f"TTFT {p} {_ms(c['ttft_ms'])}{_band(bands[name][0], ',.0f')}"
         tpot = f"TPOT {p} {_ms(c['tpot_ms'])}{_band(bands[name][1], '.1f')}"
-        ttft += f" (target {c['ttft_target_ms']:,g} ms)"
-        tpot += f" (target {c['tpot_target_ms']:,g} ms)"
+        ttft += f" (target {plain(c['ttft_target_ms'])} ms)"
+        tpot += f" (target {plain(c['tpot_target_ms'])} ms)"
         parts.append((f"{name}: " if many else "") + f"{ttft}, {tpot}")
     return "; ".join(parts)
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from engine.core.numbers import count3, figures
+from engine.core.numbers import count3, figures, plain
 from engine.explain import confidence, run_bands, sustain
 from engine.explain.bill import assumed_said, billed_said, listed_said
 from engine.explain.power_line import mean_power_text, power_cap_line
@@ -384,8 +384,8 @@ def _class_lines(
         ttft = sustain.marked(_at(c, "ttft_ms_at_percentile"), doc, "ttft")
         tpot = sustain.marked(_at(c, "tpot_ms_at_percentile"), doc, "tpot")
         if (slo := slos.get(cls)) is not None:  # its targets beside it, so a pass can be checked (a review)
-            ttft += f" (target {slo.ttft_ms:,g} ms)"
-            tpot += f" (target {slo.tpot_ms:,g} ms)"
+            ttft += f" (target {plain(slo.ttft_ms)} ms)"
+            tpot += f" (target {plain(slo.tpot_ms)} ms)"
         out.append(
             f"  class {cls}: p{c['percentile']:g} TTFT {ttft}{'; ' if short is not None else ', '}TPOT {tpot}, "
             f"attainment {c['slo_attainment']:.1%}: {verdict}"

@@ -176,6 +176,12 @@ def format_validation_error(
             least = "at least" if err["type"] == "too_short" else "at most"
             msg = f"needs {least} {bound} {'entry' if bound == 1 else 'entries'} (got {n})"
         value = err.get("input")
+        if err["type"] in ("tuple_type", "list_type") and isinstance(value, dict) and parts:
+            # '[workload.classes]' for '[[workload.classes]]' read "Input should be a valid tuple" (a review)
+            name = ".".join(str(p) for p in parts)
+            msg = (
+                f"a list of tables, one per entry: in TOML, [[{name}]] before each (got one table, [{name}])"
+            )
         if _is_nan(value) and err["type"] in (
             "less_than_equal",
             "less_than",

@@ -74,3 +74,10 @@ def count3(v: float) -> str:
     if v == 0 or abs(round(v, 1)) >= 100:
         return f"{v:,.0f}"
     return f"{v:,.1f}" if abs(round(v, 2)) >= 10 else f"{v:,.2f}"
+
+
+def plain(x: float) -> str:
+    """A number as ',g' writes it, but never with an exponent above a million: '30', '1,000', '0.5',
+    '3,600,000' (a one-hour TTFT target read '3.6e+06 ms': a CLI review)."""
+    text = f"{x:,g}"
+    return f"{x:,.0f}" if "e+" in text else text

@@ -255,6 +255,8 @@ def cell_text(value: Any, share: bool = False, signed: bool = False) -> str | No
         return "∞" if v > 0 else "−∞"
     places = 2 if share else (max(0, 3 - math.floor(math.log10(abs(v)))) if v else 0)
     text = f"{v:+,.{places}f}" if signed else f"{v:,.{places}f}"
-    if "." in text and not share:
+    # a whole number reads whole (200, not 200.0); any other keeps its four figures ('2.1' beside '2.124' read
+    # as a figure short: a CLI review)
+    if "." in text and not share and v == round(v):
         text = text.rstrip("0").rstrip(".")
     return minus(text) + (" pts" if share and signed else "%" if share else "")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from engine.core.numbers import plain
 from engine.explain.sustain import LEVEL
 from engine.scenario.model import Scenario
 from engine.serving.summary import classes_pass
@@ -162,7 +163,7 @@ def under_first_token(scenario: Scenario, resolved: Resolved | None = None) -> d
     floor_ms = (resolved or resolve(scenario)).first_token_s * 1000.0
     return {
         i: (
-            f"class {c.name}: its TTFT target of {c.slo.ttft_ms:,g} ms is at or under the {floor_ms:,.1f} ms "
+            f"class {c.name}: its TTFT target of {plain(c.slo.ttft_ms)} ms is at or under the {floor_ms:,.1f} ms "
             "every first token takes here before any queue, prefill or network (deployment.first_token_ms, on "
             "Strategy; for a MoE model fitted to its stack's one-client TTFTs): no request can meet it"
         )

@@ -180,6 +180,7 @@ def test_compare_figures_read_as_the_cards_read_them() -> None:
     )
     assert figure_text(float("nan")) is None and figure_text(None) is None
     assert figure_text(-0.0) == "0" and figure_text(float("inf")) == "∞"
+    assert [figure_text(v) for v in (2.1, 2.1240, 6.4, 0.05)] == ["2.100", "2.124", "6.400", "0.05000"]
 
 
 def test_a_verdict_latency_band_reads_in_its_figures_unit() -> None:

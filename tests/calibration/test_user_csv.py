@@ -192,7 +192,7 @@ def test_a_csv_states_its_units_and_the_entry_its_own_name(
     import re
     import tomllib
 
-    band = re.search(r"as a run shows it\): tpot ([+-][\d.]+)% to ([+-][\d.]+)%", err)
+    band = re.search(r"as a run shows it\): tpot ([+-][\d.]+)% to ([+-][\d.]+)%", err.replace("−", "-"))
     lo, hi = tomllib.loads((tmp_path / "x.toml").read_text())["profiles"]["mine"]["band"]["tpot"]
     assert band is not None, err
     assert (float(band.group(1)), float(band.group(2))) == (

@@ -593,3 +593,19 @@ def test_a_number_too_long_names_its_flag_and_field(capsys: pytest.CaptureFixtur
     assert "--set workload.rate_rps: value '9999" in capsys.readouterr().err
     with pytest.raises(ScenarioError, match=r"^--vary workload\.rate_rps: value '9999.*4,300 digits"):
         parse_vary([f"workload.rate_rps=1,{huge}"])
+
+
+def test_calibrates_table_reads_the_measured_as_given_and_signs_as_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """'1675.00' stood beside a predicted '1,605', and errors read '-3.8%' where every band reads '−' (a CLI
+    review)."""
+    from engine.cli.main import main
+
+    csv = Path(__file__).resolve().parents[2] / "docs" / "examples" / "l40s-timings.csv"
+    assert main(["calibrate", str(csv), "--hardware", "l40s", "--out", str(tmp_path / "x.toml")]) == 0
+    err = capsys.readouterr().err
+    row = next(ln for ln in err.splitlines() if "offline 1000/1000" in ln)
+    assert re.search(r" 1,675 +1,6\d\d tok/s +[+−]\d", row), row
+    table = err.split("l40s/mine:")[0]
+    assert "−" in table and not re.search(r" -\d", table), table

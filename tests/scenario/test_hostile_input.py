@@ -525,3 +525,15 @@ def test_a_chip_table_path_takes_any_chip_id_whole() -> None:
     with pytest.raises(ScenarioError, match="'My Chip' is not a chip id"):
         io.parse_path("cost.usd_per_hour.My Chip")
     assert io.parse_path("deployment.pools[1].count") == ["deployment", "pools", 1, "count"]
+
+
+def test_one_table_where_a_list_of_tables_belongs_is_told_the_toml_for_it() -> None:
+    """'[workload.classes]' for '[[workload.classes]]' read "workload.classes: Input should be a valid tuple"
+    (a CLI review): the refusal says the TOML a list of tables takes."""
+    text = io.dumps_toml(io.load_preset("chat-colocated")).replace(
+        "[[workload.classes]]", "[workload.classes]", 1
+    )
+    with pytest.raises(
+        ScenarioError, match=r"workload\.classes: a list of tables.*\[\[workload\.classes\]\]"
+    ):
+        io.loads_toml(text)
