@@ -76,7 +76,8 @@ def table_of(a: Scenario, b: Scenario, ra: SimResult, rb: SimResult, margin: boo
     table = ex.with_expected_error(ex.compare(ra.summary, rb.summary), ta, tb, limits)
     table = ex.verdicts(table, a, b, ra.summary, rb.summary)
     if not margin:
-        return table, []
+        inside = ex.inside_band_note(ex.inside_band(table, ta, tb))
+        return table, [inside] if inside else []
     from engine.explain.margin import run_spread
 
     spreads = [run_spread(s, r.summary, check_work=check) for s, r in ((a, ra), (b, rb))]

@@ -65,6 +65,7 @@ _BY_MODULE = {
     "roofline_chips": "fitting_layout scenario_layout fitting_tp pool_chips roofline roofline_name",
     "trace_files": "trace_format trace_problem idle_tail kept_text",
     "mode_switch": "with_mode chips_changed split_text with_load_of unshared_edits",
+    "band_judged": "inside_band inside_band_note",
     "layout_choices": "fitting_eps",
     "rate_scale": "peak_of rate_cap_rps runnable_duration_s runnable_rate_rps rate_stops",
     "engine.core.numbers": "round_down",
@@ -193,6 +194,8 @@ __all__ = [
     "headline_range",
     "html_report",
     "idle_tail",
+    "inside_band",
+    "inside_band_note",
     "judged_apart",
     "kept_text",
     "latency",
@@ -306,6 +309,7 @@ if TYPE_CHECKING:
     from engine.core.numbers import round_down
     from engine.explain.advisor import Advice, Finding, advise, findings
     from engine.explain.asic import STABLE_MONTHS, specialisation
+    from engine.explain.band_judged import inside_band, inside_band_note
     from engine.explain.bill import cost_basis, cost_kinds, cost_parts, utilization_frame
     from engine.explain.compare_table import (
         cell_text,

@@ -43,3 +43,22 @@ def test_every_latency_percentile_reads_its_spread_where_its_chip_has_no_band_of
     assert bands["TTFT p50"] != bands["TTFT p99"]
     # TPOT's middle moved by its spread too (B near its cliff), past its kind's band alone
     assert bands["TPOT p50"] != "−27% to +11%" and bands["TPOT p90"] != "−27% to +11%"
+
+
+def test_a_call_inside_the_band_on_other_chips_is_said_under_the_table() -> None:
+    """B's TPOT 11.9% over A's on H20 decode against H100, inside a band of −44% to +64%, read 'A' bare (a
+    review): a caption under the table says the call is not one the model can promise, and how to check it."""
+    from tests.app.harness import app, short, text_of
+
+    at = app("compare", short("chat-hetero-h20"))  # B: its counterpart, chat-disaggregated, on this load
+    assert not at.exception, [e.value for e in at.exception]
+    said = [
+        text_of(c.value)
+        for c in at.caption
+        if "called better on a change inside their band" in text_of(c.value)
+    ]
+    assert (
+        len(said) == 1
+        and said[0].startswith("TPOT")
+        and "'Check the comparison' below reruns both" in said[0]
+    )
