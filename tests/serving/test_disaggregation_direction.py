@@ -3,7 +3,9 @@
 DistServe's result: against a colocated scheduler that runs prompts first and whole (every
 arriving prompt stalls every running decode), splitting the same GPUs into a prefill and a
 decode instance serves a much higher rate at which most requests meet tight TTFT and
-token-gap targets; chunked prefill with mixed batches (Sarathi-Serve, vLLM V1) narrows the gap.
+token-gap targets; chunked prefill with mixed batches (Sarathi-Serve, vLLM V1) narrows the gap, and on
+these runs passes the one-to-one split (17.4 req/s against 10.7, 2026-12-07: both colocated instances
+prefill, where the split gives prefill one), as the README says.
 And on one rack-scale unit below saturation, disaggregation gives the same tokens/s with a lower
 TPOT and a higher TTFT (the hand-off). No published figure is used: only the directions.
 """
@@ -80,6 +82,8 @@ def test_chunked_mixed_colocation_narrows_the_gap(capacities: dict[str, float]) 
     gap_chunked = capacities["disaggregated"] / capacities["chunked"]
     assert gap_chunked < gap_plain
     assert capacities["chunked"] > capacities["prefill_first"]
+    # the README said only 'narrows the gap', read as the split still ahead (a README audit)
+    assert capacities["chunked"] > capacities["disaggregated"]
 
 
 def rack(mode: str) -> Scenario:
