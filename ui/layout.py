@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from engine import explain as ex
-from engine.core import ScenarioError, count3
+from engine.core import ScenarioError, count3, figures
 from engine.explain import duration_text, duration_unit, headline, latency_cdfs, usd_decimals, usd_text
 from engine.scenario import closest_preset, loads_toml, preset_names
 from engine.serving import SimResult
@@ -85,7 +85,10 @@ def fmt_rps(v: float | None) -> str:
     its band: reviews)."""
     if v is None or not math.isfinite(v):
         return "–"
-    return f"{v:.3g} req/s" if 0 < abs(v) < 1 else f"{v:,.2f} req/s"
+    if 0 < abs(v) < 1:  # never an exponent ('Goodput 9.4e-06 req/s' after a backlog's replay: a review)
+        text = f"{v:.3g}"
+        return f"{figures(v, 2) if 'e' in text else text} req/s"
+    return f"{v:,.2f} req/s"
 
 
 def fmt_count(v: float | None) -> str:

@@ -28,7 +28,15 @@ from engine.explain import (
     trace_problem,
 )
 from engine.scenario import Scenario, Trace, apply_overrides
-from engine.serving import ClassGap, class_gap, estimate_work, read_trace, trace_class_names, with_classes
+from engine.serving import (
+    ClassGap,
+    TooManyRequests,
+    class_gap,
+    estimate_work,
+    read_trace,
+    trace_class_names,
+    with_classes,
+)
 from ui import charts, export, state
 from ui.forms import model_form
 from ui.text import plain
@@ -174,9 +182,12 @@ def upload_editor() -> None:
             class_offer(up.name, gap, trace, text)
             return
         with st.spinner(f"Checking {name}…"):
-            reqs = read_trace(trace, sc, text=text)
+            reqs, counted = _read_capped(trace, sc, text)
         ref = store_upload(raw, suffix)
         over, earliest = _work_check(sc, trace, ref, text, reqs, up.name)
+        if counted is not None:  # over the request cap: its earliest that fit the cap and the work bound
+            said, limit = counted
+            over, earliest = (f"{said}; at that many, {over}", earliest) if over else (said, limit)
     except ScenarioError as exc:
         _refused(plain(exc))
         return
@@ -199,6 +210,22 @@ def upload_editor() -> None:
     )
     if st.session_state.get(state.UPLOAD_DONE) == digest:
         st.rerun()
+
+
+def _read_capped(trace: Trace, sc: Scenario, text: str) -> tuple[Any, tuple[str, int] | None]:
+    """The upload's requests, and where its window holds more than a replay may, what is said of it (None:
+    it does not): the requests are then its earliest `MAX_REQUESTS`, whose work is checked as any upload's,
+    so that the refusal offers the earliest that fit (it offered nothing, naming workload.trace.max_requests,
+    a field not on the page: a browser review)."""
+    try:
+        return read_trace(trace, sc, text=text), None
+    except TooManyRequests as exc:
+        said = (
+            f"{plain(trace.path)}: {exc.count:,} requests in the window, more than the {exc.limit:,} a replay "
+            "holds: replay its earliest, or shorten the window"
+        )
+        capped = trace.model_copy(update={"max_requests": exc.limit})
+        return read_trace(capped, sc, text=text), (said, exc.limit)
 
 
 def _work_check(

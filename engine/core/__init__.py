@@ -38,6 +38,7 @@ _API = {
     "rate2": "engine.core.numbers",
     "count3": "engine.core.numbers",
     "directed": "engine.core.numbers",
+    "figures": "engine.core.numbers",
 }
 _RENAMED = {"BOUNDS_TABLE": "TABLE"}
 
@@ -59,6 +60,7 @@ __all__ = [
     "ScenarioError",
     "count3",
     "directed",
+    "figures",
     "format_validation_error",
     "rate2",
     "store_upload",

@@ -206,12 +206,18 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
         "plugin) and needs a model-server image built for it"
         for chip, vendor in vendors.items()
     ]
-    if len(chips := sorted({p.hardware_id for p in f.pools})) > 1:  # nothing told the roles' nodes apart
-        notes.append(
-            f"the roles run on different chips ({', '.join(chips)}): pin each to its nodes with a nodeSelector on "
-            "your cluster's chip label (GPU feature discovery's nvidia.com/gpu.product, for one); this manifest "
-            "sets none"
-        )
+    chips = sorted({p.hardware_id for p in f.pools})
+    # nothing told the roles' nodes apart; nor, on one chip, kept them off another kind's nodes (a B200 plan's
+    # pods could land on H100s the plan judged too slow: a browser review)
+    where = (
+        f"the roles run on different chips ({', '.join(chips)}): pin each to its nodes"
+        if len(chips) > 1
+        else f"the roles run on {chips[0]}: on a cluster of more than one chip kind, pin them to its nodes"
+    )
+    notes.append(
+        f"{where} with a nodeSelector on your cluster's chip label (GPU feature discovery's "
+        "nvidia.com/gpu.product, for one); this manifest sets none"
+    )
     if stack == "dynamo" and f.eager:
         notes.append(DYNAMO_EAGER)
     if stack == "llm-d":

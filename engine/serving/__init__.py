@@ -41,6 +41,7 @@ _API = {
     "read_trace": "engine.serving.workload",
     "whole_run": "engine.serving.workload",
     "trace_class_names": "engine.serving.traces.csv",
+    "TooManyRequests": "engine.serving.traces",
 }
 _RENAMED = {"estimate_work": "estimate"}
 
@@ -48,6 +49,7 @@ __all__ = [
     "ENGINE_VERSION",
     "ClassGap",
     "SimResult",
+    "TooManyRequests",
     "class_gap",
     "estimate_work",
     "read_trace",
@@ -65,6 +67,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.serving.run import ENGINE_VERSION, SimResult, replicate, simulate
     from engine.serving.trace_classes import ClassGap, class_gap, with_classes
+    from engine.serving.traces import TooManyRequests
     from engine.serving.traces.csv import trace_class_names
     from engine.serving.work_bound import estimate as estimate_work
     from engine.serving.workload import read_trace, whole_run

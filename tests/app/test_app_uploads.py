@@ -358,3 +358,28 @@ def test_creating_classes_offers_the_earliest_requests_and_keeps_a_cap(
     sc = scenario_of(at)
     assert [c.name for c in sc.workload.classes] == ["chat", "gold", "silver"]
     assert sc.workload.trace is not None and sc.workload.trace.max_requests == count
+
+
+def test_a_trace_over_the_request_cap_offers_its_earliest_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 1.8M-row trace, over the 1,666,666 requests a replay holds, was refused naming
+    workload.trace.max_requests, a field not on the page, with no button (a browser review): it is offered
+    its earliest requests, the cap's worth where their work fits."""
+    from engine.core import bounds
+
+    at = app("workload")
+    monkeypatch.setattr(bounds, "MAX_REQUESTS", 2000)  # once the page is up: the presets' runs exceed it
+    rows = "\n".join(f"{i * 0.04:.2f},{200 + i % 50},{20 + i % 7}" for i in range(2500))
+    _upload(at, "many.csv", f"arrival_s,input_tokens,output_tokens\n{rows}\n")
+    assert not at.exception and scenario_of(at).workload.trace is None
+    said = [text_of(e.value).replace("\\", "") for e in at.error]
+    assert any(
+        "many.csv: 2,500 requests in the window, more than the 2,000 a replay holds" in t for t in said
+    ), said
+    assert not any("workload.trace.max_requests" in t for t in said), said
+    button = at.button(key="fg:upload-earliest")
+    assert text_of(button.label) == "Replay its earliest 2,000 requests"
+    monkeypatch.undo()  # (the sidebar reads the presets whole, each over a cap this small)
+    button.click().run()
+    assert_clean(at)
+    tr = scenario_of(at).workload.trace
+    assert tr is not None and tr.max_requests == 2000

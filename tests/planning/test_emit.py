@@ -562,6 +562,9 @@ def test_llmd_requests_each_vendors_resource_and_says_what_routing_lacks() -> No
     assert set(container["resources"]["limits"]) == {"amd.com/gpu"}
     assert "this manifest requests NVIDIA GPUs" not in out.text
     assert "the roles run on different chips (h100-sxm, h20, mi300x): pin each to its nodes" in out.text
+    # one chip too: its pods could land on another kind's nodes (a browser review)
+    one = emit_deployment(_presets()["chat-disaggregated"], "dynamo").text
+    assert "the roles run on h100-sxm: on a cluster of more than one chip kind, pin them to its nodes" in one
     assert (
         "class pins (chat -> decode-chat; batch -> decode-batch): no server flag routes by class" in out.text
     )

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_NESTING",
     "MAX_OFFSET_S",
     "MAX_TIMESTAMP_MS",
+    "TooManyRequests",
     "TraceArrays",
     "TraceRequests",
     "length_column",
@@ -49,6 +50,16 @@ __all__ = [
     "read",
     "trace_class_names",
 ]
+
+
+class TooManyRequests(ScenarioError):
+    """A trace whose window holds more requests than a replay may (`bounds.MAX_REQUESTS`), with no
+    `max_requests` set: `count` is how many the window holds, `limit` how many a replay may (the dashboard
+    offers the earliest that fit, where it offered nothing: a browser review)."""
+
+    def __init__(self, message: str, count: int, limit: int) -> None:
+        super().__init__(message)
+        self.count, self.limit = count, limit
 
 
 @dataclass(frozen=True)
@@ -101,10 +112,12 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
     order = np.argsort(arrival, kind="stable")
     lo, hi = np.searchsorted(arrival[order], (trace.start_s, trace.start_s + scenario.duration_s))
     if trace.max_requests is None and hi - lo > bounds.MAX_REQUESTS:  # (it sliced first: never said)
-        raise ScenarioError(
+        raise TooManyRequests(
             f"{name}: {hi - lo:,} requests in the window; {bounds.requests_limit_text()}: set "
             f"workload.trace.max_requests (1 to {bounds.MAX_REQUESTS:,}) to replay the earliest, or shorten "
-            "the window (duration_s)"
+            "the window (duration_s)",
+            int(hi - lo),
+            bounds.MAX_REQUESTS,
         )
     idx = order[lo:hi][: trace.max_requests or bounds.MAX_REQUESTS]
     n = len(idx)
