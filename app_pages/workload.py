@@ -96,12 +96,14 @@ if source == "generated":
 elif source == "shipped":
     traces.trace_editor(sc)
     traces.trace_arrivals(sc, observed)
+    traces.trace_lengths(sc, res.requests if res is not None else None)
 else:
     traces.upload_editor()
     if sc.workload.trace is not None:
         st.caption(plain(traces.replaying(sc.workload.trace)))
         traces.trace_editor(sc)
         traces.trace_arrivals(sc, observed)
+        traces.trace_lengths(sc, res.requests if res is not None else None)
 
 st.subheader(
     "Request classes",

@@ -479,8 +479,8 @@ def bars(
     return _layout(fig, title, height, legend=False)
 
 
-def length_histogram(hist: pd.DataFrame, title: str, *, height: int = 220) -> go.Figure:
-    """A token-length histogram (bars over their bins)."""
+def length_histogram(hist: pd.DataFrame, title: str, *, height: int = 220, of: str = "draws") -> go.Figure:
+    """A token-length histogram (bars over their bins), its axis the share `of` what was counted."""
     mid = (hist["tokens_low"] + hist["tokens_high"]) / 2
     width = hist["tokens_high"] - hist["tokens_low"]
     fig = go.Figure(
@@ -491,7 +491,7 @@ def length_histogram(hist: pd.DataFrame, title: str, *, height: int = 220) -> go
     fig.update_xaxes(title="tokens", type="log" if log else "linear")
     if float(width.max()) <= 1.0:  # one length (a constant): whole tokens, not 511.6 to 512.4 (a review)
         fig.update_xaxes(tickformat=",d", dtick=1)
-    fig.update_yaxes(title="share of draws", tickformat=".0%")  # (an untitled % axis: a browser review)
+    fig.update_yaxes(title=f"share of {of}", tickformat=".0%")  # (an untitled % axis: a browser review)
     fig.update_layout(bargap=0)
     return _layout(fig, title, height, legend=False)
 

@@ -24,6 +24,8 @@ from engine.explain import (
     idle_tail,
     kept_text,
     shipped_traces,
+    tokens_histogram,
+    tokens_stats,
     trace_format,
     trace_problem,
 )
@@ -57,6 +59,25 @@ def _window_of(
     assert tr is not None
     got = read_trace(tr, _sc).source
     return kept_text(got, duration_s, tr.start_s), got.after
+
+
+def trace_lengths(sc: Scenario, requests: pd.DataFrame | None) -> None:
+    """The prompt and answer lengths the trace replays in the window, as histograms beside each other (a
+    trace showed its arrivals only: the mix a buyer sizes for was not to be seen, a browser review)."""
+    if requests is None or requests.empty or sc.workload.trace is None:
+        return
+    for col, (key, what) in zip(
+        st.columns(2), (("prompt_tokens", "Prompt tokens"), ("output_tokens", "Output tokens")), strict=True
+    ):
+        stats = tokens_stats(requests[key])
+        fig = charts.length_histogram(
+            tokens_histogram(requests[key]),
+            f"mean {stats['mean_tokens']:,.0f} · p50 {stats['p50_tokens']:,.0f} · p99 {stats['p99_tokens']:,.0f} "
+            "tokens",
+            of="requests",
+        )
+        with col:
+            export.chart(fig, sc, f"trace_{key}", title=f"{what} of the trace's requests in the window")
 
 
 def trace_arrivals(sc: Scenario, observed_s: Any) -> None:

@@ -59,7 +59,7 @@ _BY_MODULE = {
     "previews": (
         "CHIP_NUMBERS PoolMemory arrival_histogram chip_options custom_chip default_speculation "
         "draft_models length_columns length_histogram length_stats pool_memory pool_summary "
-        "rate_curve removal_effects shipped_traces with_custom_chip with_edge_site "
+        "rate_curve removal_effects shipped_traces tokens_histogram tokens_stats with_custom_chip with_edge_site "
         "with_model_fitted with_pool_added with_pool_removed without_custom_chip without_edge_site"
     ),
     "roofline_chips": "fitting_layout scenario_layout fitting_tp pool_chips roofline roofline_name",
@@ -271,6 +271,8 @@ __all__ = [
     "target_differences",
     "target_text",
     "targets_note",
+    "tokens_histogram",
+    "tokens_stats",
     "trace_format",
     "trace_problem",
     "uncalibrated",
@@ -390,6 +392,8 @@ if TYPE_CHECKING:
         rate_curve,
         removal_effects,
         shipped_traces,
+        tokens_histogram,
+        tokens_stats,
         with_custom_chip,
         with_edge_site,
         with_model_fitted,

@@ -46,7 +46,13 @@ def length_histogram(dist: LengthDist, seed: int = 1, samples: int = 20_000, bin
 
     Bins are logarithmic when the draws span more than a factor of 20, linear otherwise.
     """
-    vals = length_samples(dist, seed, samples).astype(float)
+    return tokens_histogram(length_samples(dist, seed, samples), bins)
+
+
+def tokens_histogram(values: Any, bins: int = 40) -> pd.DataFrame:
+    """`length_histogram` of given lengths (a trace's prompts or answers, which the Workload page drew no
+    histogram of: a browser review)."""
+    vals = np.asarray(values, dtype=float)
     lo, hi = float(vals.min()), float(vals.max())
     if hi <= lo:
         return pd.DataFrame({"tokens_low": [lo - 0.5], "tokens_high": [lo + 0.5], "fraction": [1.0]})
@@ -59,7 +65,12 @@ def length_histogram(dist: LengthDist, seed: int = 1, samples: int = 20_000, bin
 
 def length_stats(dist: LengthDist, seed: int = 1, samples: int = 20_000) -> dict[str, float]:
     """Mean, median and 99th percentile (tokens) of a length distribution, from draws."""
-    vals = length_samples(dist, seed, samples).astype(float)
+    return tokens_stats(length_samples(dist, seed, samples))
+
+
+def tokens_stats(values: Any) -> dict[str, float]:
+    """`length_stats` of given lengths."""
+    vals = np.asarray(values, dtype=float)
     return {
         "mean_tokens": float(vals.mean()),
         "p50_tokens": float(np.median(vals)),

@@ -22,6 +22,14 @@ def test_trace_upload_and_shipped_traces() -> None:
     # its 60 s of arrivals in a 120 s window: said, the idle half billed (a walkthrough)
     (idle,) = at.get_by_key("fg-idle-tail").warning
     assert "The trace's arrivals end at 60 s of the 120 s window" in text_of(idle.value)
+    # its prompt and answer lengths drawn, as generated lengths are (only its arrivals were: a browser review)
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("mean 350 \\u00b7 p50 350 \\u00b7 p99 496 tokens" in sp for sp in specs), [
+        sp[:200] for sp in specs
+    ]
+    assert any(
+        "mean 23 \\u00b7 p50 23 \\u00b7 p99 26 tokens" in sp and "share of requests" in sp for sp in specs
+    )
     # a broken file is refused with the reason, and the scenario keeps its trace
     bad = app("workload")
     bad.segmented_control(key="fg:source").set_value("upload").run()
