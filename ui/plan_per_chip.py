@@ -117,6 +117,9 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
             ],
             "chips": t["chips"].astype(int),
             "$/h": t["usd_per_hour"].round(2),
+            # narrow, beside the price: last, it read '5' of 5.4 at 1,440 pixels, cut by the banded columns'
+            # width (a browser review)
+            "kW": (t["power_w"] / 1e3).round(1),
             # beside the price it qualifies: at 1400 pixels the table's last columns are scrolled to
             "holds at the band's edge": t["holds_text"],
             "$/M output tokens": banded("usd_per_million_output_tokens", ",.2f"),
@@ -124,7 +127,6 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
             f"TTFT {pct} (ms)": banded("ttft_ms_at_slo", ",.0f"),
             f"TPOT {pct} (ms)": banded("tpot_ms_at_slo", ",.1f"),
             "output tok/s per chip": banded("output_tokens_per_s_per_chip", ",.0f"),
-            "kW": (t["power_w"] / 1e3).round(1),
             "quoted run": np.where(fails, t["verified_by"] + " (fails)", t["verified_by"]),
         }
     )

@@ -60,7 +60,9 @@ def _count_cause(scenario: Scenario, rows: int) -> str:
     wl = scenario.workload
     arr = wl.arrival
     if wl.trace is not None:
-        return f"workload.trace.path {wl.trace.path} ({rows:,} requests in the window)"
+        # the count stands before it: '1,600,000 requests (workload.trace.path big.csv (1,600,000 requests in
+        # the window))' said it twice, in brackets within brackets (a browser review)
+        return f"workload.trace.path {wl.trace.path}, those in the window"
     if arr.kind == "offline":
         return f"workload.arrival.requests={arr.requests:,}"
     if arr.kind == "closed_loop":
