@@ -72,9 +72,16 @@ def named(scenario: Scenario, base: Scenario, source: str) -> Scenario:
     # walkthrough). The description says whose it is; the lesson, whose figures are the base's own
     # runs, is not carried (the dashboard still shows the preset's, titled as the preset's).
     if scenario.description == base.description:
-        said = f"Edited from {source}" + (
-            f"; {source}'s description: {base.description}" if base.description else "."
+        # where the chips, layout or model moved, the base's words describe another deployment: said so (a
+        # report of 4 + 2 B200s carried 'the same twelve H100s ... three prefill and three decode' as the
+        # preset's description, read against its title: a browser review)
+        other = scenario.deployment != base.deployment or scenario.model != base.model
+        whose = (
+            f"{source}'s own description, of its deployment, not this one's"
+            if other
+            else f"{source}'s description"
         )
+        said = f"Edited from {source}" + (f"; {whose}: {base.description}" if base.description else ".")
         update["description"] = (
             said if len(said) <= DESCRIPTION_MAX_CHARS else said[: DESCRIPTION_MAX_CHARS - 1] + "…"
         )

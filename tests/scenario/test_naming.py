@@ -76,6 +76,11 @@ def test_an_edit_does_not_carry_the_presets_words_as_its_own() -> None:
     assert edited.description == f"Edited from {PRESET}; {PRESET}'s description: {base.description}"
     assert base.lesson and edited.lesson == ""
     assert edited.counterpart == base.counterpart  # still compared with the same baseline
+    # on other chips, the preset's words describe its own deployment, and say so (a browser review)
+    moved = named(apply_overrides(base, {"deployment.pools[0].hardware": "b200"}), base, PRESET)
+    assert moved.description.startswith(
+        f"Edited from {PRESET}; {PRESET}'s own description, of its deployment, not this one's: "
+    )
     mine = apply_overrides(base, {"workload.arrival.rate_rps": 40.0, "lesson": "mine", "description": "d"})
     kept = named(mine, base, PRESET)
     assert (kept.lesson, kept.description) == ("mine", "d")  # the user's own words stay
