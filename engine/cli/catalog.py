@@ -135,11 +135,23 @@ def print_chips(hw: list[dict[str, Any]], marks: dict[str, Any], stack: str) -> 
                     _peak(tf.get("fp4")),
                 ),
                 *(_figure(h["memory_gb"]), f"{h['memory_tb_s']:,.2f}", price),
-                f" {mark_text(marks[str(h['id'])])}{mark}{tiers_text(h)}",
+                f" {mark_text(marks[str(h['id'])])}{mark}{tiers_text(h)}{_no_build(h, stack)}",
             ]
         )
     rows[0][7] += " "  # the header's '$/h' over the prices, whose star column follows them
     print("\n".join(aligned(rows, [False, False, True, True, True, True, True, True])))
+
+
+def _no_build(h: dict[str, Any], stack: str) -> str:
+    """'; vLLM has no build for it (emit refuses it): modelled with a profile by rule' for a chip whose vendor
+    the stack has no build for, which the simulation still runs with a profile (a CLI review: the catalog listed
+    groq-lpu under vLLM, as `plan` did, where `emit --stack vllm` refuses it)."""
+    from engine.planning.emit import RUNS_ON
+
+    builds = RUNS_ON.get(stack) if stack in ("vllm", "sglang") else None  # (TensorRT-LLM's: 'not run by')
+    if builds is None or h["vendor"] in builds or h["illustrative"]:
+        return ""
+    return f"; {confidence.stack_name(stack)} has no build for it (emit refuses it): modelled with a profile by rule"
 
 
 def print_models(models: list[dict[str, Any]]) -> None:

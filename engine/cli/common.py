@@ -99,8 +99,32 @@ def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
     An edited scenario is named after its model and pools, "edited from" the preset or file
     (`engine.scenario.naming`), unless the overrides set its name.
     """
-    scen = scenario_io.load(ref) if is_file_ref(ref) else scenario_io.load_preset(ref)
-    return with_sets(scen, sets, Path(ref).stem if is_file_ref(ref) else ref)
+    if not is_file_ref(ref):
+        return with_sets(scenario_io.load_preset(ref), sets, ref)
+    scen = scenario_io.load(ref)
+    edited = with_sets(scen, sets, Path(ref).stem)
+    # a name the file gives that the catalog lacks is said of the file, as its other refusals are (a CLI
+    # review); one a --set gives, or one a --set mends, as it was
+    if (problem := unknown_names(edited)) and problem == unknown_names(scen):
+        raise ScenarioError(f"{Path(ref).name}: {problem}")
+    return edited
+
+
+def unknown_names(scen: Scenario) -> str:
+    """The first model or chip a scenario names that its catalog lacks, as `resolve` refuses it ('' for none):
+    checked where the file is read, so that the refusal names the file (a run refused it later, unnamed)."""
+    from engine.scenario.resolve import scenario_catalog
+
+    cat = scenario_catalog(scen)
+    if scen.model.id not in cat.models:
+        return f"model.id: unknown model {scen.model.id!r}; known: {', '.join(sorted(cat.models))}"
+    for i, pool in enumerate(scen.deployment.pools):
+        if pool.hardware not in cat.hardware:
+            return (
+                f"deployment.pools[{i}].hardware: unknown hardware {pool.hardware!r}; known: "
+                f"{', '.join(sorted(cat.hardware))}"
+            )
+    return ""
 
 
 def with_sets(scen: Scenario, sets: Sequence[str] | None, source: str, flag: str = "--set") -> Scenario:

@@ -493,6 +493,17 @@ def test_the_catalogs_columns_line_up_for_every_chip_and_model(capsys: pytest.Ca
     assert len(ends) == 1, ends  # the KV column's right edge, under its header's
 
 
+def test_the_catalog_says_which_chips_a_stack_has_no_build_for(capsys: pytest.CaptureFixture[str]) -> None:
+    """groq-lpu was listed under vLLM with its profile, as `plan` offers it, where `emit --stack vllm` refuses it
+    (a CLI review): its row says so; a chip the stack runs says nothing of it."""
+    assert main(["catalog"]) == 0
+    rows = {ln.split()[0]: ln for ln in capsys.readouterr().out.splitlines() if ln.strip()}
+    said = "vLLM has no build for it (emit refuses it)"
+    assert said in rows["groq-lpu"] and said not in rows["h100-sxm"] and said not in rows["ascend-910b"]
+    assert main(["catalog", "--stack", "trtllm"]) == 0  # TensorRT-LLM's own mark says it: 'not run by'
+    assert "has no build for it" not in capsys.readouterr().out
+
+
 def test_the_catalog_stars_an_assumed_price(capsys: pytest.CaptureFixture[str]) -> None:
     # `catalog` listed the H200 at 3.20 $/h bare, where `run` and the Strategy page call it assumed (a review)
     assert main(["catalog"]) == 0

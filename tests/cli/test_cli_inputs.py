@@ -609,3 +609,20 @@ def test_calibrates_table_reads_the_measured_as_given_and_signs_as_every_command
     assert re.search(r" 1,675 +1,6\d\d tok/s +[+−]\d", row), row
     table = err.split("l40s/mine:")[0]
     assert "−" in table and not re.search(r" -\d", table), table
+
+
+def test_a_files_unknown_chip_or_model_is_said_of_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A file's other refusals name it; its unknown chip or model was refused at the run, unnamed (a CLI
+    review). A --set that mends the name still runs."""
+    from engine.cli.main import main
+    from engine.scenario import codec
+
+    text = codec.dumps_toml(codec.load_preset("chat-colocated")).replace('"h100-sxm"', '"h100-sxn"')
+    bad = tmp_path / "typo.toml"
+    bad.write_text(text)
+    assert main(["run", str(bad)]) == 2
+    assert "typo.toml: deployment.pools[0].hardware: unknown hardware 'h100-sxn'" in capsys.readouterr().err
+    mended = ["run", str(bad), "--set", "deployment.pools[0].hardware=h100-sxm", "--set", "duration_s=30"]
+    assert main(mended) == 0
