@@ -268,3 +268,15 @@ def signed_percent(e: float) -> str:
     """'+11.8%', '−3.8%': a fit table's error, its minus the one every band and change carries ('-3.8%' stood
     in calibrate's tables: a CLI review)."""
     return f"{e:+.1%}".replace("-", "−")
+
+
+def whole(text: str) -> int:
+    """An argparse type: a whole number, refused with the text cut short (argparse echoed a 5,000-digit value
+    whole: a CLI review)."""
+    try:
+        if len(text) > 30:
+            raise ValueError
+        return int(text)
+    except ValueError:
+        shown = text if len(text) <= 30 else f"{text[:20]}... ({len(text):,} characters)"
+        raise argparse.ArgumentTypeError(f"not a whole number of at most 30 digits: {shown!r}") from None

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.cli import observe_flags, plan_flags
-from engine.cli.common import add_work_limit_flag, command
+from engine.cli.common import add_work_limit_flag, command, whole
 from engine.cli.links import PAGES as DASHBOARD_PAGES
 from engine.cli.links import add_url_flag
 from engine.core import bounds
@@ -54,8 +54,8 @@ def _roofline_flags(sub: Any) -> None:
     r = sub.add_parser("roofline", help="prefill and decode of a model on one instance")
     r.add_argument("--model", required=True)
     r.add_argument("--hardware", required=True)
-    r.add_argument("--tp", type=int, default=1)
-    r.add_argument("--pp", type=int, default=1)
+    r.add_argument("--tp", type=whole, default=1)
+    r.add_argument("--pp", type=whole, default=1)
     r.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
     r.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
     r.add_argument(
@@ -143,7 +143,7 @@ def _run_flags(sub: Any) -> None:
     )
     u.add_argument(
         "--replications",
-        type=int,
+        type=whole,
         default=1,
         help=f"run N seeds (1 to {bounds.MAX_REPLICATIONS}) and report 95%% intervals; with --out, each "
         "seed's files under seed-<N>/ and the intervals in replications.json",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.cli.common import command
+from engine.cli.common import command, whole
 from engine.costmodel.stacks import SERVING_STACKS
 from engine.observe.formats import FORMATS
 
@@ -18,19 +18,19 @@ def add_deployment_flags(p: argparse.ArgumentParser, *, hardware_required: bool)
     p.add_argument(
         "--hardware", required=hardware_required, help="catalog id of the chip the benchmark ran on"
     )
-    p.add_argument("--count", type=int, default=1, help="instances behind the benchmarked endpoint")
+    p.add_argument("--count", type=whole, default=1, help="instances behind the benchmarked endpoint")
     p.add_argument(
         "--stack",
         choices=list(SERVING_STACKS),
         default=None,
         help="serving stack the server ran (default: the one a vLLM or SGLang file names, else vllm)",
     )
-    p.add_argument("--tp", type=int, default=1, help="tensor-parallel chips per instance")
+    p.add_argument("--tp", type=whole, default=1, help="tensor-parallel chips per instance")
     p.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
     p.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
     p.add_argument("--model", default=None, help="catalog model id (default: recognised from the file)")
     p.add_argument(
-        "--concurrency", type=int, default=None, help="the run's concurrency, where the file does not say"
+        "--concurrency", type=whole, default=None, help="the run's concurrency, where the file does not say"
     )
     p.add_argument(
         "--rate", type=float, default=None, help="the run's request rate (req/s), where the file does not say"

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from engine.cli import emit as emit_cli
-from engine.cli.common import add_work_limit_flag, command
+from engine.cli.common import add_work_limit_flag, command, whole
 from engine.cli.links import add_link_flags
 from engine.core.errors import ScenarioError
 
@@ -79,9 +79,9 @@ def _plan(sub: Any) -> None:
     p.add_argument("--budget-usd-per-hour", type=float, default=None)
     p.add_argument("--power-budget-kw", type=float, default=None, help=POWER_BUDGET_HELP)
     p.add_argument("--duration-s", type=float, default=120.0, help="planning window of a run (%(default)g s)")
-    p.add_argument("--max-simulations", type=int, default=120)
+    p.add_argument("--max-simulations", type=whole, default=120)
     p.add_argument(
-        "--finalists", type=int, default=3, help="shapes searched to a passing point for the frontier"
+        "--finalists", type=whole, default=3, help="shapes searched to a passing point for the frontier"
     )
     p.add_argument(
         "--objective",
@@ -135,7 +135,7 @@ def _capacity(sub: Any) -> None:
     """The `capacity` command's flags."""
     c = sub.add_parser("capacity", help="the highest load at which every class passes its SLO")
     c.add_argument("scenario", help="a .toml/.json file or a preset name")
-    c.add_argument("--max-simulations", type=int, default=10)
+    c.add_argument("--max-simulations", type=whole, default=10)
     c.add_argument(
         "--duration-s", type=float, default=None, help="window of each run (default: the scenario's)"
     )
@@ -158,11 +158,11 @@ def _sweep(sub: Any) -> None:
     w = sub.add_parser("sweep", help="run a grid of field values and seeds in parallel")
     w.add_argument("scenario", help="a .toml/.json file or a preset name")
     w.add_argument("--vary", action="append", default=[], required=True, metavar="PATH=V1,V2,...")
-    w.add_argument("--seeds", type=int, default=1, help="seeds per grid point (seed, seed+1, ...)")
+    w.add_argument("--seeds", type=whole, default=1, help="seeds per grid point (seed, seed+1, ...)")
     w.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     w.add_argument("--out", required=True, help="results table: .parquet (default) or .csv")
     w.add_argument(
-        "--workers", type=int, default=None, help="local processes (default: all cores; 1: in-process)"
+        "--workers", type=whole, default=None, help="local processes (default: all cores; 1: in-process)"
     )
     w.add_argument(
         "--dask", default=None, metavar="tcp://HOST:PORT", help="run on a Dask distributed scheduler"

@@ -626,3 +626,18 @@ def test_a_files_unknown_chip_or_model_is_said_of_the_file(
     assert "typo.toml: deployment.pools[0].hardware: unknown hardware 'h100-sxn'" in capsys.readouterr().err
     mended = ["run", str(bad), "--set", "deployment.pools[0].hardware=h100-sxm", "--set", "duration_s=30"]
     assert main(mended) == 0
+
+
+def test_a_whole_number_flag_refuses_a_long_text_cut_short(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse echoed a 5,000-digit --replications whole (a CLI review): the refusal cuts it short."""
+    from engine.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "chat-colocated", "--replications", "9" * 5000])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert (
+        "--replications: not a whole number of at most 30 digits: '99999999999999999999... (5,000 characters)'"
+        in err
+    )
+    assert len(err) < 1000
