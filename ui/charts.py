@@ -543,7 +543,8 @@ def rate(
                 y=curve["rate_rps"],
                 name="rate",
                 mode="lines",
-                line={"width": 2.5},
+                # dark over the bars: the palette's second blue vanished into the first's (a browser review)
+                line={"width": 2.5, "color": "#262730"},
                 hovertemplate=RATE_HOVER,
             )
         )

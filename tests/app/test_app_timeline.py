@@ -348,6 +348,7 @@ def test_a_days_arrival_chart_reads_its_hours_as_the_day_panel_does() -> None:
     assert axis["tickvals"] == [f"2000-01-0{1 + h // 24}T{h % 24:02d}:00:00" for h in (0, 6, 12, 18, 24)]
     curve = next(t for t in rate["data"] if t.get("name") == "rate")
     assert curve["x"][0].startswith("2000-01-01T00:00") and axis["hoverformat"] == "%-H:%M"
+    assert curve["line"]["color"] == "#262730"  # dark over the bars (light blue on blue vanished: a review)
     assert axis["title"]["text"] == "hour of the day (the window read as one day)"
 
 
