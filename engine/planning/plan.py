@@ -59,7 +59,14 @@ from engine.planning.candidates import (
 )
 from engine.planning.frontier import mark_frontiers
 from engine.planning.objective import Objective, check_objective
-from engine.planning.plan_notes import budget_note, method_notes, over_budget_note, power_note, run_notes
+from engine.planning.plan_notes import (
+    budget_note,
+    method_notes,
+    no_build_note,
+    over_budget_note,
+    power_note,
+    run_notes,
+)
 from engine.planning.portfolio import (
     Portfolio,
     PortfolioBound,
@@ -331,9 +338,15 @@ def plan(
         best = search.rows[verdict.chosen_run] if verdict.chosen_run is not None else None
         notes += verdict.notes
     search.runner.close()  # hints never asked for
-    notes += budget_note(search, budget) + faults_left_out(scenario) + scaling_left_out(scenario)
+    notes += budget_note(search, budget) + _scenario_notes(scenario, space)
     out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes, verify)
     return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
+
+
+def _scenario_notes(scenario: Scenario, space: SearchSpace) -> list[str]:
+    """What a plan leaves out of the scenario (faults, autoscaling) and the chips searched its stack cannot run."""
+    chips = space.hardware or [p.hardware for p in scenario.deployment.pools]
+    return faults_left_out(scenario) + scaling_left_out(scenario) + no_build_note(scenario, chips)
 
 
 def faults_left_out(scenario: Scenario) -> list[str]:

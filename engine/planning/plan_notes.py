@@ -143,3 +143,32 @@ def run_notes(
             f"deployment; raise or unset it to plan for {target_rps:g} req/s"
         )
     return notes
+
+
+def no_build_note(scenario: Scenario, hardware: Sequence[str]) -> list[str]:
+    """The note naming the chips searched that the scenario's stack has no build for (`emit.RUNS_ON`): a run
+    models them with a profile by rule, and `emit` refuses them (`plan --hardware all` offered groq-lpu under
+    vLLM, whose export is refused: a CLI review). What-if chips are left out: they say they are illustrative."""
+    from engine.costmodel.stacks import STACK_NAMES
+    from engine.planning.emit import RUNS_ON
+    from engine.scenario.resolve import scenario_catalog
+
+    stack = scenario.deployment.stack
+    builds = RUNS_ON.get(stack) if stack in ("vllm", "sglang") else None
+    if builds is None:
+        return []
+    cat = scenario_catalog(scenario)
+    chips = [
+        c
+        for c in dict.fromkeys(hardware)
+        if (h := cat.hardware.get(c)) is not None and h.vendor not in builds and not h.illustrative
+    ]
+    if not chips:
+        return []
+    name = STACK_NAMES.get(stack, stack)
+    them = "it" if len(chips) == 1 else "them"
+    return [
+        f"{', '.join(chips)}: {name} has no build for {them}, so emit refuses {them}; a run models {them} with "
+        f"{name}'s batching and a profile by rule, what {'its' if len(chips) == 1 else 'their'} vendor's own "
+        "software would have to match"
+    ]

@@ -179,3 +179,16 @@ def test_a_risk_aware_plan_over_the_limit_offers_the_nominal_plan_when_it_suffic
     assert "--nominal" not in (
         big.problem(replace(space, max_simulations=400), 60.0, {"risk": "--nominal"}) or ""
     )
+
+
+def test_a_plan_names_the_chips_its_stack_has_no_build_for() -> None:
+    """`plan --hardware all` offered groq-lpu under vLLM, whose export is refused (a CLI review): a note names
+    such chips; chips the stack runs, and what-if chips (illustrative, said so), get none."""
+    from engine.planning.plan_notes import no_build_note
+
+    groq = io.load_preset("sram-decode-groq")
+    (note,) = no_build_note(groq, ["groq-lpu", "h100-sxm", "decode-asic"])
+    assert note.startswith("groq-lpu: vLLM has no build for it, so emit refuses it;")
+    assert no_build_note(groq, ["h100-sxm", "mi300x", "ascend-910b"]) == []
+    trt = io.apply_overrides(io.load_preset("chat-colocated"), {"deployment.stack": "trtllm"})
+    assert no_build_note(trt, ["groq-lpu"]) == []  # TensorRT-LLM's own mark says 'not run by'
