@@ -146,10 +146,9 @@ def _no_build(h: dict[str, Any], stack: str) -> str:
     """'; vLLM has no build for it (emit refuses it): modelled with a profile by rule' for a chip whose vendor
     the stack has no build for, which the simulation still runs with a profile (a CLI review: the catalog listed
     groq-lpu under vLLM, as `plan` did, where `emit --stack vllm` refuses it)."""
-    from engine.planning.emit import RUNS_ON
+    from engine.planning.emit import no_build
 
-    builds = RUNS_ON.get(stack) if stack in ("vllm", "sglang") else None  # (TensorRT-LLM's: 'not run by')
-    if builds is None or h["vendor"] in builds or h["illustrative"]:
+    if not no_build(stack, str(h["vendor"]), bool(h["illustrative"])):
         return ""
     return f"; {confidence.stack_name(stack)} has no build for it (emit refuses it): modelled with a profile by rule"
 

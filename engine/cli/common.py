@@ -114,17 +114,9 @@ def unknown_names(scen: Scenario) -> str:
     """The first model or chip a scenario names that its catalog lacks, as `resolve` refuses it ('' for none):
     checked where the file is read, so that the refusal names the file (a run refused it later, unnamed)."""
     from engine.scenario.resolve import scenario_catalog
+    from engine.scenario.resolve import unknown_names as unknown
 
-    cat = scenario_catalog(scen)
-    if scen.model.id not in cat.models:
-        return f"model.id: unknown model {scen.model.id!r}; known: {', '.join(sorted(cat.models))}"
-    for i, pool in enumerate(scen.deployment.pools):
-        if pool.hardware not in cat.hardware:
-            return (
-                f"deployment.pools[{i}].hardware: unknown hardware {pool.hardware!r}; known: "
-                f"{', '.join(sorted(cat.hardware))}"
-            )
-    return ""
+    return unknown(scen, scenario_catalog(scen))
 
 
 def with_sets(scen: Scenario, sets: Sequence[str] | None, source: str, flag: str = "--set") -> Scenario:
@@ -262,12 +254,6 @@ def aligned(rows: Sequence[Sequence[str]], right: Sequence[bool], gap: str = " "
         cells = [c.rjust(w) if ra else c.ljust(w) for c, w, ra in zip(r, widths, right, strict=False)]
         out.append(gap.join([*cells, *r[len(right) :]]).rstrip())
     return out
-
-
-def signed_percent(e: float) -> str:
-    """'+11.8%', '−3.8%': a fit table's error, its minus the one every band and change carries ('-3.8%' stood
-    in calibrate's tables: a CLI review)."""
-    return f"{e:+.1%}".replace("-", "−")
 
 
 def whole(text: str) -> int:

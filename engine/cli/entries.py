@@ -17,10 +17,11 @@ from engine.catalog.entries import (
     shared_catalog,
 )
 from engine.catalog.specs import ID_PATTERN, HardwareSpec
-from engine.cli.common import check_range, emit_json, signed_percent
+from engine.cli.common import check_range, emit_json
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
+from engine.explain.compare_table import minus
 
 
 def cmd_roofline(args: argparse.Namespace) -> int:
@@ -119,7 +120,7 @@ def landing(low: float, high: float) -> str:
     """A held-out band of ratios predicted / measured as a run prints it: where the measured figure lands
     around the model's ('+0.7% to +10.0%' for ratios 0.909 to 0.993). Calibrate printed the model's miss,
     '-9.1% to -0.7%', beside run's '+1% to +10%' for the same profile (a review)."""
-    return f"{signed_percent(1 / high - 1)} to {signed_percent(1 / low - 1)}"
+    return minus(f"{1 / high - 1:+.1%}") + " to " + minus(f"{1 / low - 1:+.1%}")
 
 
 def new_entry_id(args: argparse.Namespace) -> str:
@@ -232,7 +233,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     # command signs them ('−3.8%', not '-3.8%': a CLI review)
     shown["measured"] = shown["measured"].map(lambda v: f"{v:,.6g}")
     shown["predicted"] = shown["predicted"].map(lambda v: f"{v:,.4g}")
-    shown["error"] = shown["error"].map(signed_percent)
+    shown["error"] = shown["error"].map(lambda e: minus(f"{e:+.1%}"))
     print(shown.to_string(index=False), file=sys.stderr)
     print(
         f"{args.hardware}/{args.profile}: eta_compute {result.profile.eta_compute}, eta_bandwidth "

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from engine.catalog.entries import entry_to_toml, load_catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
-from engine.cli.common import check_range, check_writable_file, emit_json, signed_percent
+from engine.cli.common import check_range, check_writable_file, emit_json
 from engine.core import bounds, safeparse
 from engine.core.errors import ScenarioError
+from engine.explain.compare_table import minus
 from engine.observe import detect
 from engine.observe.formats import named_stack
 from engine.observe.observation import has_load, with_load
@@ -168,7 +169,7 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
     shown.insert(2, "unit", ["tok/s" if i.endswith(":throughput") else "ms" for i in shown["id"]])
     for col in ("measured", "predicted"):
         shown[col] = shown[col].map(lambda v: f"{v:,.4g}")
-    shown["error"] = shown["error"].map(signed_percent)
+    shown["error"] = shown["error"].map(lambda e: minus(f"{e:+.1%}"))
     print(shown.to_string(index=False), file=sys.stderr)
     # the table is each file's replay at the fitted profile, what `replay --profile-from` prints (it was the fit's
     # steady state, whose TPOT read 10% under the replay's for vllm_bench_detailed.json: a review)

@@ -49,6 +49,15 @@ RUNS_ON: dict[str, frozenset[str]] = {
 Ascend; SGLang's CUDA, ROCm and Ascend backends; TensorRT-LLM and Dynamo NVIDIA's; llm-d's vLLM on CUDA,
 ROCm, TPU and Gaudi). A chip of another vendor (Groq's LPU, SambaNova's RDU, an illustrative ASIC) is
 refused: `emit` wrote 'vllm serve ... --tensor-parallel-size 64' for 576 LPUs (a review)."""
+
+
+def no_build(stack: str, vendor: str, illustrative: bool = False) -> bool:
+    """Whether `stack` has no build for a chip of `vendor` that a run still models with a profile by rule
+    (vLLM's or SGLang's; TensorRT-LLM's own mark says 'not run by', `stacks.runs_only_on`). What-if chips
+    (`illustrative`) are said to be so instead. The catalog and `plan`'s notes name such chips."""
+    return stack in ("vllm", "sglang") and vendor not in RUNS_ON[stack] and not illustrative
+
+
 ROUTERS = {
     "vllm": "prefill/decode: a proxy must send each request to a prefill server, then to a decode server "
     "(vLLM's disaggregated-serving proxy example); not generated: --emit dynamo or llm-d deploys one",

@@ -150,18 +150,15 @@ def no_build_note(scenario: Scenario, hardware: Sequence[str]) -> list[str]:
     models them with a profile by rule, and `emit` refuses them (`plan --hardware all` offered groq-lpu under
     vLLM, whose export is refused: a CLI review). What-if chips are left out: they say they are illustrative."""
     from engine.costmodel.stacks import STACK_NAMES
-    from engine.planning.emit import RUNS_ON
+    from engine.planning.emit import no_build
     from engine.scenario.resolve import scenario_catalog
 
     stack = scenario.deployment.stack
-    builds = RUNS_ON.get(stack) if stack in ("vllm", "sglang") else None
-    if builds is None:
-        return []
     cat = scenario_catalog(scenario)
     chips = [
         c
         for c in dict.fromkeys(hardware)
-        if (h := cat.hardware.get(c)) is not None and h.vendor not in builds and not h.illustrative
+        if (h := cat.hardware.get(c)) is not None and no_build(stack, h.vendor, h.illustrative)
     ]
     if not chips:
         return []

@@ -239,21 +239,29 @@ def _stage_refusal(where: str, inst: Instance, room: int, over: tuple[int, float
     )
 
 
+def unknown_names(scenario: Scenario, cat: Catalog) -> str:
+    """The first model or chip the scenario names that `cat` (its catalog) lacks, as `resolve` refuses it
+    ('' for none); the command line says it of the file that names it (`engine.cli.common.load_scenario`)."""
+    if scenario.model.id not in cat.models:
+        return f"model.id: unknown model {scenario.model.id!r}; known: {', '.join(sorted(cat.models))}"
+    for i, spec in enumerate(scenario.deployment.pools):
+        if spec.hardware not in cat.hardware:
+            return (
+                f"deployment.pools[{i}].hardware: unknown hardware {spec.hardware!r}; known: "
+                f"{', '.join(sorted(cat.hardware))}"
+            )
+    return ""
+
+
 def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
     """Look up the scenario's model and chips and build its instances, or say what is wrong."""
     cat = scenario_catalog(scenario, catalog)
-    if scenario.model.id not in cat.models:
-        raise ScenarioError(
-            f"model.id: unknown model {scenario.model.id!r}; known: {', '.join(sorted(cat.models))}"
-        )
+    if problem := unknown_names(scenario, cat):
+        raise ScenarioError(problem)
     model = cat.models[scenario.model.id]
     pools = []
     for i, spec in enumerate(scenario.deployment.pools):
         where = f"deployment.pools[{i}]"
-        if spec.hardware not in cat.hardware:
-            raise ScenarioError(
-                f"{where}.hardware: unknown hardware {spec.hardware!r}; known: {', '.join(sorted(cat.hardware))}"
-            )
         hw = cat.hardware[spec.hardware]
         if spec.profile is not None and spec.profile not in hw.profiles:
             raise ScenarioError(
