@@ -207,3 +207,16 @@ def test_the_strip_says_its_arrows_are_against_the_last_run() -> None:
     assert "vs last" not in _strip_heading(None)
     last = {"ttft_p99_ms": 900.0, "tpot_p99_ms": 30.0, "slo_attainment": 0.5}
     assert _strip_heading(last).endswith("requests · ▲▼ vs last]]")
+
+
+def test_a_rate_never_reads_in_exponent_form() -> None:
+    """'Goodput 9.4e-06 req/s ▼7.83e-06 req/s' in the live strip after a backlog's replay (a browser review)."""
+    from ui.layout import fmt_rps
+
+    assert [fmt_rps(v) for v in (9.4e-06, -7.83e-06, 0.0314, 0.5, 16.09)] == [
+        "0.0000094 req/s",
+        "-0.0000078 req/s",
+        "0.0314 req/s",
+        "0.5 req/s",
+        "16.09 req/s",
+    ]

@@ -588,16 +588,3 @@ def test_a_refit_model_sizes_each_pool_as_its_chip_batches(mem_fraction: float) 
     assert new is not None
     assert [p.tp for p in new.deployment.pools] == [2, 2]
     resolve(new)  # raises where a pool was left too small
-
-
-def test_a_rate_never_reads_in_exponent_form() -> None:
-    """'Goodput 9.4e-06 req/s ▼7.83e-06 req/s' in the live strip after a backlog's replay (a browser review)."""
-    from ui.layout import fmt_rps
-
-    assert [fmt_rps(v) for v in (9.4e-06, -7.83e-06, 0.0314, 0.5, 16.09)] == [
-        "0.0000094 req/s",
-        "-0.0000078 req/s",
-        "0.0314 req/s",
-        "0.5 req/s",
-        "16.09 req/s",
-    ]

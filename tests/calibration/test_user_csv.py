@@ -4,6 +4,7 @@ a bad CSV names its line and column."""
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,19 @@ def test_a_csv_states_its_units_and_the_entry_its_own_name(
         assert said in capsys.readouterr().err
     assert main(["import-model", str(tmp_path / "none.json"), "--id", "llama-3.1-70b"]) == 2
     assert "--id: 'llama-3.1-70b' is a shipped model's id" in capsys.readouterr().err
+
+
+def test_calibrates_table_reads_the_measured_as_given_and_signs_as_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """'1675.00' stood beside a predicted '1,605', and errors read '-3.8%' where every band reads '−' (a CLI
+    review)."""
+    from engine.cli.main import main
+
+    csv = Path(__file__).resolve().parents[2] / "docs" / "examples" / "l40s-timings.csv"
+    assert main(["calibrate", str(csv), "--hardware", "l40s", "--out", str(tmp_path / "x.toml")]) == 0
+    err = capsys.readouterr().err
+    row = next(ln for ln in err.splitlines() if "offline 1000/1000" in ln)
+    assert re.search(r" 1,675 +1,6\d\d tok/s +[+−]\d", row), row
+    table = err.split("l40s/mine:")[0]
+    assert "−" in table and not re.search(r" -\d", table), table

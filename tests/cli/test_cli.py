@@ -534,23 +534,13 @@ def test_a_passing_class_whose_band_reaches_past_its_target_says_so(
 ) -> None:
     """chat-colocated's TPOT p90 28.21 ms against 30 read 'passes' bare, its band up to +11% (31.3 ms) and
     `advise` saying it misses at the band's edge (a CLI review); with room to spare nothing is added."""
-    assert main(["run", "chat-colocated", "--set", "duration_s=120"]) == 0
-    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  class chat:"))
+
+    def class_line(*sets: str) -> str:
+        assert main(["run", "chat-colocated", "--set", "duration_s=120", *sets]) == 0
+        return next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  class chat:"))
+
+    line = class_line()
     tpot = float(re.search(r"TPOT ([\d.]+) ms \(target 30 ms\)", line)[1])  # type: ignore[index]
     top = float(re.search(r"at its band's top TPOT reads ([\d.]+) ms, over its target", line)[1])  # type: ignore[index]
     assert tpot < 30 < top and ": passes; " in line
-    assert (
-        main(
-            [
-                "run",
-                "chat-colocated",
-                "--set",
-                "duration_s=120",
-                "--set",
-                "workload.classes[0].slo.tpot_ms=60",
-            ]
-        )
-        == 0
-    )
-    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  class chat:"))
-    assert line.endswith(": passes")
+    assert class_line("--set", "workload.classes[0].slo.tpot_ms=60").endswith(": passes")
