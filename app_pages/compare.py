@@ -384,11 +384,12 @@ if (
     st.caption(f"The table and the changes below are of every class, not {plain(cls)} alone.")
 draw_table(table)
 # a call the band does not back (a review)
-if inside := ex.inside_band_note(ex.inside_band(table, ta, tb), "'Check the comparison' below reruns both"):
+unbacked = ex.inside_band(table, ta, tb)
+if inside := ex.inside_band_note(unbacked, "'Check the comparison' below reruns both"):
     st.caption(plain(inside))
 with st.container():
     export.chart(
-        charts.compare_bars(table, ("A", "B"), height=420),
+        charts.compare_bars(table, ("A", "B"), height=420, unbacked=unbacked),
         current,
         "compare_changes",
         title="changes from A to B",

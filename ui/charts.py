@@ -556,9 +556,14 @@ def rate(
     return _layout(fig, title, height)
 
 
-def compare_bars(table: pd.DataFrame, labels: tuple[str, str], *, height: int = 300) -> go.Figure:
+def compare_bars(
+    table: pd.DataFrame, labels: tuple[str, str], *, height: int = 300, unbacked: Sequence[str] = ()
+) -> go.Figure:
     """Change from A to B of each compared figure (green where B is better): relative, in percent,
-    and for a share (SLO attainment, cache hit rate) in percentage points, named so."""
+    and for a share (SLO attainment, cache hit rate) in percentage points, named so. A figure of
+    `unbacked` (called better on a change inside its band, `engine.explain.band_judged.inside_band`)
+    is drawn pale: the table's caption says the model cannot promise it, and a bar as bold as the
+    others read as a win (a review)."""
     change, in_points = changes(table)
     rows = table.assign(
         x=change, y=[f"{f} (points)" if p else f for f, p in zip(table["figure"], in_points, strict=True)]
@@ -567,13 +572,16 @@ def compare_bars(table: pd.DataFrame, labels: tuple[str, str], *, height: int = 
     # squeezed every other to a hairline, a review)
     rows = rows[np.isfinite(rows["x"].to_numpy(dtype=float)) & (rows["better"] != OTHER_TARGETS)]
     colors = ["#2e8b57" if b == "B" else ("#c0392b" if b == "A" else "gray") for b in rows["better"]]
+    pale = [0.35 if f in unbacked else 1.0 for f in rows["figure"]]
     fig = go.Figure(
-        go.Bar(x=rows["x"], y=rows["y"], orientation="h", marker={"color": colors},
+        go.Bar(x=rows["x"], y=rows["y"], orientation="h", marker={"color": colors, "opacity": pale},
                hovertemplate="%{y}: %{x:+.1f}<extra></extra>")
     )  # fmt: skip
     fig.update_xaxes(title=f"change from {labels[0]} to {labels[1]} (%; shares in points)", zeroline=True)
     fig.update_yaxes(autorange="reversed", title=None)
-    return _layout(fig, "What changes (green: B better, red: A better, grey: neither)", height, legend=False)
+    title = "What changes (green: B better, red: A better, grey: neither"
+    title += ", pale: inside the band)" if any(f in unbacked for f in rows["figure"]) else ")"
+    return _layout(fig, title, height, legend=False)
 
 
 def finite_or_none(value: float | None) -> float | None:

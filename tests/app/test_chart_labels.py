@@ -143,3 +143,22 @@ def test_a_linear_latency_axis_separates_its_thousands() -> None:
     cdf = charts.cdf(frame.assign(fraction=[0.5, 0.99]), "ttft", targets)
     assert tail.layout.yaxis.type == "linear" and tail.layout.yaxis.tickformat == ",~r"
     assert cdf.layout.xaxis.type == "linear" and cdf.layout.xaxis.tickformat == ",~r"
+
+
+def test_a_call_the_band_does_not_back_is_drawn_pale_and_the_title_says_so() -> None:
+    """Compare's changes chart drew TPOT's bars as bold a green as cost's red, under a caption saying
+    the model cannot promise TPOT's change (B on other chips, inside the band): a browser review read
+    the bar as a win. Those figures' bars are pale, the others full, and the title says what pale is."""
+    table = pd.DataFrame({
+        "figure": ["TPOT p90", "Cost per hour ($/h)"],
+        "better": ["B", "A"],
+        "A": [30.0, 25.0],
+        "B": [27.0, 30.0],
+        "change_pct": [-10.0, 20.0],
+    })  # fmt: skip
+    fig = charts.compare_bars(table, ("A", "B"), unbacked=["TPOT p90"])
+    assert list(fig.data[0].marker.opacity) == [0.35, 1.0]
+    assert "pale: inside the band" in fig.layout.title.text
+    plain = charts.compare_bars(table, ("A", "B"))
+    assert list(plain.data[0].marker.opacity) == [1.0, 1.0]
+    assert "pale" not in plain.layout.title.text
