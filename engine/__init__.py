@@ -2,8 +2,8 @@
 
 The public front door is small: load a scenario (`load_preset`, `load_scenario`), change it
 (`apply_overrides`), run it (`simulate`, `replicate`), write a run's files (`write_outputs`), plan
-over it (`plan`, `capacity`, `sweep`), explain it (`advise`). The engine never imports streamlit,
-prints nothing and does no I/O inside the model.
+over it (`plan`, `capacity`, `sweep`), explain it (`advise`; `notes`, what qualifies a run's figures). The
+engine never imports streamlit, prints nothing and does no I/O inside the model.
 
 The packages follow the flow of data, each importing only those below it (an import-linter
 contract in pyproject.toml holds the order; docs/architecture.md draws it):
@@ -42,6 +42,7 @@ _API = {
     "Advice": "engine.explain.advisor",
     "Finding": "engine.explain.advisor",
     "advise": "engine.explain.advisor",
+    "notes": "engine.explain.run_notes",
     "Capacity": "engine.planning.capacity",
     "capacity": "engine.planning.capacity",
     "Catalog": "engine.catalog.entries",
@@ -96,6 +97,7 @@ __all__ = [
     "load_preset",
     "load_scenario",
     "model_from_hf_config",
+    "notes",
     "plan",
     "prefill_cost",
     "preset_names",
@@ -119,6 +121,7 @@ if TYPE_CHECKING:
     from engine.costmodel.iteration import decode_cost, iteration_cost, prefill_cost
     from engine.costmodel.perf import Instance
     from engine.explain.advisor import Advice, Finding, advise
+    from engine.explain.run_notes import notes
     from engine.planning.candidates import SearchSpace
     from engine.planning.capacity import Capacity, capacity
     from engine.planning.plan import Plan, plan

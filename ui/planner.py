@@ -359,7 +359,7 @@ def planner_page() -> None:
         margin_box(edge, key)
     # under the name Results would give it once loaded: the preset's name ("... H100 pool") on a
     # deployment of other chips put the wrong name in the commands' header and the manifests' metadata
-    emit_panel(None if p.best is None else state.named(p.best))
+    emit_panel(None if p.best_run is None else state.named(p.scenario_of(p.best_run)))  # named by the page
     if not p.runs.empty:
         runs = frontier_charts(p, key)
         # keyed and stateful (as the launch commands' expander): opened, they stay open on the rerun after a plan

@@ -16,7 +16,6 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -148,28 +147,19 @@ def _with_margin(
             failed = str(exc)
         finally:
             bar.close()
-    if edge is not None and result.verdict is not None and edge.chosen.run == result.best_run:
-        # the choice's 'holds slowed' from its margin where no risk check reached it, in the JSON as in the
-        # text (the text read NO, the JSON 'not checked': a review)
-        from engine.planning.verdict_bands import holds_with_margin, with_rerun_bands
-
-        # and its bands holding those reruns, in the JSON as in the text (a review)
-        table = with_rerun_bands(
-            holds_with_margin(result.verdict.table, (edge.chosen,)), (edge.chosen, edge.faster)
-        )
-        verdict = replace(result.verdict, table=table)
-        result = replace(result, verdict=verdict)
+    if edge is not None:  # its verdict quoting the margin, in the JSON as in the text (a review)
+        result = edge.plan
     return result, edge, failed
 
 
 def _write_chosen(args: argparse.Namespace, result: Plan, scen: Scenario) -> bool:
     """Write the chosen scenario to `--out` where one is asked for and chosen; whether it was written."""
-    if not args.out or result.best is None:
+    if not args.out or result.best is None or result.best_run is None:
         return False
     # named for what it runs: the planned scenario's name and words were the preset's (a review:
     # "6 h100-sxm prefill + 6 h100-sxm decode" on a file of 20 H100s and 6 MI300Xs)
     source = Path(args.scenario).stem if is_file_ref(args.scenario) else args.scenario
-    chosen = naming.named(result.best, scen, source)
+    chosen = naming.named(result.scenario_of(result.best_run), scen, source)  # named by the command's words
     Path(args.out).write_text(scenario_io.dumps_toml(chosen), encoding="utf-8")
     return True
 

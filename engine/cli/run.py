@@ -18,7 +18,7 @@ from engine.cli.outputs import write_outputs, write_replications
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.core.numbers import figures, rate2
-from engine.explain import sustain
+from engine.explain import run_notes, sustain
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
@@ -227,6 +227,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         edge = spread.margin(scen)
     if args.json:
         doc = res.to_json()
+        doc["notes"] = run_notes.notes(res)  # what the text report says before its figures
         if spread is not None and edge is not None:
             doc["margin"] = {"slowdown": edge.slowdown, "slowed": edge.slowed}
             doc["spread"] = {

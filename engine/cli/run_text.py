@@ -11,13 +11,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.core.numbers import count3, figures, plain
-from engine.explain import confidence, run_bands, sustain
+from engine.explain import confidence, run_bands, run_notes, sustain
 from engine.explain.bill import assumed_said, billed_said, listed_said
 from engine.explain.power_line import mean_power_text, power_cap_line
 from engine.explain.presentation import edge_line, scheduler_figures
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
-from engine.explain.timeline_marks import fault_notes
 from engine.explain.way_in import client_line, ignored_ceiling, way_in_line
 from engine.scenario.model import Scenario
 from engine.serving.summary import AtPercentile, latency_shortfall, shortfall_rps, unbounded, within_target
@@ -132,27 +131,17 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
 def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]:
     """The lines that qualify a run's figures, said before them: a fault that never fired or took fewer
     instances than it names, a queue that grows or still rose, a window measured while sessions ramp up."""
-    out = fault_notes(scenario, doc.get("drain_end_s")) if scenario is not None else []
-    if scenario is not None and scenario.workload.trace is None:  # set, and not used by the kind
-        arr = scenario.workload.arrival
-        kind = {"offline": "an offline batch", "closed_loop": "a closed loop"}.get(
-            arr.kind, f"a {arr.kind} load"
-        )
-        out += [f"workload.arrival.{n} ({getattr(arr, n)}) is not used by {kind}" for n in arr.unused()]
-        out += [f"workload.arrival.{n} is not used by a {arr.shape!r} shape" for n in arr.unused_by_shape()]
-        if arr.kind in ("offline", "closed_loop") and scenario.warmup_s > 0:  # (unsaid: a review)
-            out.append(f"warmup_s ({scenario.warmup_s:g}) is not used by {kind}: its whole run is measured")
+    out = run_notes.scenario_notes(scenario, doc) if scenario is not None else []
     # what overload protection, faults and preemption did, as Results lists it: attainment read with
     # 690 answers cut to 128 tokens unsaid (a review)
     if did := scheduler_figures(doc):
         # the label's capital only ("kV link faults", "ttft predicted to miss its target" read as codes)
         words = [(k if k[:2].isupper() else k[:1].lower() + k[1:], v) for k, v, _ in did]
         out.append("  " + "; ".join(f"{k} {v}" for k, v in words))
-    if (said := sustain.line(doc) or sustain.rising_line(doc)) is not None:
-        out.append(said)
-    if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
-        out.append(ramp[0])
-    return out
+    if scenario is not None:
+        return out + run_notes.load_notes(scenario, doc)
+    said = sustain.line(doc) or sustain.rising_line(doc)
+    return out + ([said] if said is not None else [])
 
 
 def _drain_said(doc: dict[str, Any]) -> str:

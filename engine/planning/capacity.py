@@ -311,8 +311,8 @@ def capacity(
     ``percentile``: every class passes at its SLO percentile. ``attainment``: at least
     `attainment` (a share in (0, 1]) of the requests meet their class's SLO. `check_work=False`
     lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does;
-    `slowdown` (chip id -> e) runs every chip 1 + e times as long (`simulate`'s: the capacity's
-    margin for the model's error, with chips slower, or faster for e < 0).
+    `slowdown` (chip id -> e) runs every chip 1 + e times as long (`simulate`'s; the CLI's margin runs
+    the two of `engine.explain.margin.run_edges(scenario)`, each chip's throughput band's edges).
     """
     check_rule(rule, attainment)
     _check_search(max_simulations, rel_tol, low_rps, high_rps)

@@ -144,6 +144,23 @@ class Margin:
     side of its figures' bands (None for a margin made without it)."""
 
     @property
+    def plan(self) -> Plan:
+        """The modelled plan with its verdict quoting this margin: the choice's 'holds slowed' from its rerun
+        with slowed chips where no risk check reached it, and its figures' bands holding that rerun and the
+        one with faster chips (`verdict_bands`). What `plan` prints and `plan --json` gives: the verdict of
+        `plan()` alone is the modelled one, whose bands a Python user read beside the CLI's wider ones (a
+        review)."""
+        p = self.modelled
+        if p.verdict is None or self.chosen.run != p.best_run:
+            return p
+        from engine.planning.verdict_bands import holds_with_margin, with_rerun_bands  # pandas
+
+        table = with_rerun_bands(
+            holds_with_margin(p.verdict.table, (self.chosen,)), (self.chosen, self.faster)
+        )
+        return replace(p, verdict=replace(p.verdict, table=table))
+
+    @property
     def slowdown(self) -> dict[str, float]:
         """Per chip of the search: how much longer its iterations were made (its throughput band's pessimistic edge)."""
         return self.slowed.slowdown

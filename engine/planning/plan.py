@@ -88,6 +88,7 @@ from engine.planning.sizing import (
 from engine.planning.verdict import Verdict, decide, group_of
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
+from engine.scenario.naming import named
 from engine.scenario.resolve import scenario_catalog
 
 # --- the plan --------------------------------------------------------------------------------
@@ -112,6 +113,10 @@ class Plan:
     duration_s: float
     """The planning window each run measures."""
     best: Scenario | None
+    """The chosen deployment's scenario, named for what it runs ("llama-3.1-70b on 5 b200 prefill + ...,
+    edited from <the planned scenario's name>"), its description saying whose it is and without the
+    planned scenario's lesson (a notebook user read the preset's "twelve H100s" lesson on a B200 plan: a
+    review); `scenario_of(best_run)` is the same run under the planned scenario's name."""
     best_run: int | None
     candidates: pd.DataFrame
     runs: pd.DataFrame
@@ -524,7 +529,10 @@ def _assemble(
         target_rps=target_rps,
         duration_s=search.base.duration_s - lead,
         session_lead_s=lead,
-        best=search.scenarios[best_run] if best_run is not None else None,
+        # named for what it runs, not the scenario it was planned from (`Plan.best`'s docstring)
+        best=named(search.scenarios[best_run], search.base, search.base.name)
+        if best_run is not None
+        else None,
         best_run=best_run,
         candidates=cand,
         runs=runs,

@@ -70,7 +70,8 @@ def test_the_planner_page_shows_the_chosen_deployments_commands() -> None:
     at.button[0].click().run()
     assert not at.exception
     assert any(e.label == "Launch commands for the chosen deployment" for e in at.expander)
-    chosen = at.session_state["fg_plan"][1].best
+    p = at.session_state["fg_plan"][1]
+    chosen = p.scenario_of(p.best_run)  # as planned: the page names it by the preset's id
     code = at.code[0].value
     for pool in chosen.deployment.pools:
         assert f"# pool {pool.name}: {pool.role}, {pool.count} x {pool.hardware}" in code

@@ -155,3 +155,35 @@ def test_run_says_what_the_edge_site_did(capsys: pytest.CaptureFixture[str]) -> 
     assert said in capsys.readouterr().out
     assert main(["run", "chat-disaggregated", "--set", "duration_s=30"]) == 0
     assert "Edge site:" not in capsys.readouterr().out
+
+
+def test_what_qualifies_a_run_is_said_to_python_and_in_json_as_in_the_report(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A fault set after the run's end and a client count a Poisson load ignores were said by the text
+    report alone: `engine.simulate`'s result and `run --json` gave no word of either (a notebook user's
+    review). `engine.notes(result)` and the JSON's `notes` carry the report's sentences."""
+    import engine
+
+    sets = ["duration_s=30", "workload.arrival.clients=8", 'faults=[{at_s=900, pool="mixed", instances=1}]']
+    args = ["run", "chat-colocated", *(x for s in sets for x in ("--set", s))]
+    assert main([*args, "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)["notes"]
+    assert any(n.startswith("faults[0] at 900 s never fired") for n in said)
+    assert "workload.arrival.clients (8) is not used by a poisson load" in said
+    assert main(args) == 0
+    report = capsys.readouterr().out
+    assert all(n in report for n in said)
+    over = {
+        "duration_s": 30.0,
+        "workload.arrival.clients": 8,
+        "faults": [{"at_s": 900, "pool": "mixed", "instances": 1}],
+    }
+    result = engine.simulate(engine.apply_overrides(load_preset("chat-colocated"), over))
+    assert engine.notes(result) == said
+    assert (
+        engine.notes(
+            engine.simulate(engine.apply_overrides(load_preset("chat-colocated"), {"duration_s": 30.0}))
+        )
+        == []
+    )

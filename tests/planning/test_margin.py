@@ -173,6 +173,16 @@ def test_the_margin_reuses_what_the_plan_ran_and_answers_the_same() -> None:
     assert ran is not None and ran.reused > 0 and ran.skipped > 0
     assert q.simulated + ran.skipped == fresh.slowed.simulated
     assert json.dumps(m.to_json(), sort_keys=True) == json.dumps(fresh.to_json(), sort_keys=True)
+    # the plan quoting its margin, as `plan` prints it: the choice's TPOT band holds both reruns' figures at the SLO's percentile
+    # (Python's verdict kept the modelled band beside the CLI's wider one: a review)
+    quoted = m.plan.verdict
+    assert p.verdict is not None and quoted is not None
+    lo, hi = quoted.chosen["tpot_ms_at_slo_band"]
+    reruns = [
+        c.tpot_ms_at_slo for c in (m.chosen, m.faster) if c is not None and c.tpot_ms_at_slo is not None
+    ]
+    assert reruns and all(lo <= t <= hi for t in reruns)
+    assert m.plan.best == p.best and m.plan.runs is p.runs
     gone = ["run", "chosen", "on_cost_frontier", "on_throughput_frontier"]
     rows = {
         (r["shape"], r["split"]): r for r in fresh.slowed.runs.drop(columns=gone).to_dict(orient="records")

@@ -1,0 +1,54 @@
+"""What qualifies a run's figures, in words: one list for the CLI's report, `run --json` and Python.
+
+The CLI's text report said these lines before its figures (a fault that never fired, a field the
+load's kind does not use, a window measured while sessions ramp up, a queue that grows), while
+`run --json` and `engine.simulate`'s result said none of them: a notebook user ran a fault set after
+the run's end and read its figures as the drill's (a review). `notes(result)` (``engine.notes``) and
+`run --json`'s ``notes`` give the same sentences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from engine.explain import sustain
+from engine.explain.timeline_marks import fault_notes
+
+if TYPE_CHECKING:
+    from engine.scenario.model import Scenario
+    from engine.serving.run import SimResult
+
+
+def scenario_notes(scenario: Scenario, doc: Mapping[str, Any]) -> list[str]:
+    """What the scenario as written will not do in the run of `doc` (its summary): faults that never
+    fire or take fewer instances than they name, arrival fields and a warm-up the load's kind ignores."""
+    out = fault_notes(scenario, doc.get("drain_end_s"))
+    if scenario.workload.trace is None:  # set, and not used by the kind
+        arr = scenario.workload.arrival
+        kind = {"offline": "an offline batch", "closed_loop": "a closed loop"}.get(
+            arr.kind, f"a {arr.kind} load"
+        )
+        out += [f"workload.arrival.{n} ({getattr(arr, n)}) is not used by {kind}" for n in arr.unused()]
+        out += [f"workload.arrival.{n} is not used by a {arr.shape!r} shape" for n in arr.unused_by_shape()]
+        if arr.kind in ("offline", "closed_loop") and scenario.warmup_s > 0:  # (unsaid: a review)
+            out.append(f"warmup_s ({scenario.warmup_s:g}) is not used by {kind}: its whole run is measured")
+    return out
+
+
+def load_notes(scenario: Scenario, doc: Mapping[str, Any]) -> list[str]:
+    """What the run's load did to its figures: a queue that grows through the window or still rose at
+    its end, a window measured while sessions ramp up."""
+    out = []
+    if (said := sustain.line(doc) or sustain.rising_line(doc)) is not None:
+        out.append(said)
+    if ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc)):
+        out.append(ramp[0])
+    return out
+
+
+def notes(result: SimResult) -> list[str]:
+    """Every sentence that qualifies `result`'s figures, as the CLI's report says them before its figures
+    (an empty list when nothing does)."""
+    doc = result.summary
+    return scenario_notes(result.scenario, doc) + load_notes(result.scenario, doc)
