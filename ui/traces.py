@@ -21,6 +21,7 @@ from engine.core import (
 )
 from engine.explain import (
     arrival_histogram,
+    dense_note,
     idle_tail,
     kept_text,
     shipped_traces,
@@ -52,13 +53,14 @@ classes was refused for the whole file's work."""
 @st.cache_data(max_entries=8, show_spinner=False)
 def _window_of(
     trace_json: str, duration_s: float, classes: tuple[str, ...], _sc: Scenario
-) -> tuple[str, int]:
-    """What the window keeps of the trace's file (`kept_text`) and how many rows lie past its end; by the
-    trace, the window and the classes (a new SLO reads no file again)."""
+) -> tuple[str, int, str]:
+    """What the window keeps of the trace's file (`kept_text`), how many rows lie past its end and whether
+    its arrivals look too dense for their unit (`dense_note`); by the trace, the window and the classes (a
+    new SLO reads no file again)."""
     tr = _sc.workload.trace
     assert tr is not None
     got = read_trace(tr, _sc).source
-    return kept_text(got, duration_s, tr.start_s), got.after
+    return kept_text(got, duration_s, tr.start_s), got.after, dense_note(got, tr.format, tr.time_scale)
 
 
 def trace_lengths(sc: Scenario, requests: pd.DataFrame | None) -> None:
@@ -85,13 +87,15 @@ def trace_arrivals(sc: Scenario, observed_s: Any) -> None:
     if observed_s is None or not len(observed_s) or (tr := sc.workload.trace) is None:
         return
     try:
-        kept, after = _window_of(
+        kept, after, dense = _window_of(
             tr.model_dump_json(), sc.duration_s, tuple(c.name for c in sc.workload.classes), sc
         )
     except ScenarioError:  # said where the run is refused
-        kept, after = "", 0
+        kept, after, dense = "", 0, ""
     if " of the file's " in kept:  # rows the window leaves out: said, with where they went
         st.caption(plain(kept) + ".")
+    if dense:  # a file stamped in seconds where its format reads milliseconds (a review)
+        st.warning(plain(dense), icon=":material/speed:")
     if said := idle_tail(observed_s, sc.duration_s, after):
         with st.container(key="fg-idle-tail"):
             st.warning(plain(said), icon=":material/hourglass_disabled:")

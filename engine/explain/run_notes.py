@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.explain import sustain
 from engine.explain.timeline_marks import fault_notes
+from engine.explain.trace_files import trace_notes
 
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
@@ -22,9 +23,14 @@ if TYPE_CHECKING:
 
 def scenario_notes(scenario: Scenario, doc: Mapping[str, Any]) -> list[str]:
     """What the scenario as written will not do in the run of `doc` (its summary): faults that never
-    fire or take fewer instances than they name, arrival fields and a warm-up the load's kind ignores."""
+    fire or take fewer instances than they name, arrival fields and a warm-up the load's kind ignores,
+    a trace's rows the window leaves out, its idle tail and arrivals too dense for their unit."""
     out = fault_notes(scenario, doc.get("drain_end_s"))
-    if scenario.workload.trace is None:  # set, and not used by the kind
+    if scenario.workload.trace is not None:  # how the file meets the window, as the Workload page says
+        from engine.serving.traces import read  # the readers: loaded for a trace only
+
+        out += trace_notes(read(scenario.workload.trace, scenario), scenario)
+    else:  # set, and not used by the kind
         arr = scenario.workload.arrival
         kind = {"offline": "an offline batch", "closed_loop": "a closed loop"}.get(
             arr.kind, f"a {arr.kind} load"

@@ -174,8 +174,15 @@ def planning_scenario(
     wl = scenario.workload
     if wl.trace is not None or wl.arrival.kind not in ("poisson", "gamma"):
         got = "a trace" if wl.trace is not None else wl.arrival.kind
+        # a trace's own load is its arrivals: how far it scales is a sweep of its time scale (a review)
+        how = (
+            "; to size for a trace, sweep its pace: `fengong sweep SCENARIO --vary "
+            "workload.trace.time_scale=1,2,4` replays it 1, 2 and 4 times as fast"
+            if wl.trace is not None
+            else ""
+        )
         raise ScenarioError(
-            f"workload.arrival.kind: planning needs an open-loop load, poisson or gamma (got {got})"
+            f"workload.arrival.kind: planning needs an open-loop load, poisson or gamma (got {got}){how}"
         )
     if duration_s is not None and (
         not real_number(duration_s) or not MIN_PLANNING_WINDOW_S <= duration_s <= bounds.MAX_DURATION_S

@@ -82,8 +82,13 @@ def way_in_summary(resolved: Resolved, columns: dict[str, Any], done: np.ndarray
 
 
 def cache_summary(resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray) -> Cache:
-    """Prefix-cache hit rates (per tier and class), prefill compute saved and bytes moved."""
+    """Prefix-cache hit rates (per tier and class), prefill compute saved and bytes moved.
+
+    The rates are over the requests not rejected: a prompt turned away (longer than the context, or
+    by admission) is never looked up, and counting it read 67% on an agentic trace whose served
+    prompts found 94% (a trace replay review)."""
     sc = resolved.scenario
+    mask = mask & (rec.outcome != REJECTED)
     hits = rec.cache_hit_tokens[mask]
     prompts = columns["prompt_tokens"][mask].astype(float)
     total = float(prompts.sum())

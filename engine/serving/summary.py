@@ -211,7 +211,8 @@ class Cache(TypedDict):
     enabled: bool
     """True when the scenario enables the prefix cache."""
     hit_rate: float
-    """Prompt tokens found in cache / prompt tokens, 0-1."""
+    """Prompt tokens found in cache / prompt tokens, 0-1, over the requests not rejected (a prompt turned
+    away is never looked up)."""
     hit_rate_by_tier: dict[str, float]
     """The hit rate by tier (hbm, host, pooled), 0-1."""
     hit_rate_by_class: dict[str, float]

@@ -187,3 +187,24 @@ def test_what_qualifies_a_run_is_said_to_python_and_in_json_as_in_the_report(
         )
         == []
     )
+
+
+def test_a_trace_run_says_how_its_file_meets_the_window_and_planning_one_names_the_sweep(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The Workload page said where a trace's rows went and its idle tail; `run` said neither (a CSV in
+    milliseconds replayed 26 of 12,031 rows, exit 0), and `capacity` on a trace refused with no way
+    forward (a trace replay review)."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens\n" + "".join(f"{i},100,10\n" for i in range(200)))
+    sets = ["duration_s=120", f'workload.trace={{format="csv", path="{trace}"}}']
+    assert main(["run", "chat-colocated", *(x for s in sets for x in ("--set", s)), "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)["notes"]
+    assert said == [
+        "120 requests in the window of the file's 200: 80 at or past its end at 120 s (the file runs to 199 s)."
+    ]
+    assert main(["capacity", "chat-colocated", *(x for s in sets for x in ("--set", s))]) == 2
+    assert (
+        "sweep its pace: `fengong sweep SCENARIO --vary workload.trace.time_scale=1,2,4`"
+        in capsys.readouterr().err
+    )

@@ -268,12 +268,26 @@ def test_max_requests_keeps_the_earliest_arrivals() -> None:
 
 def test_max_requests_on_an_unsorted_mooncake_trace_keeps_the_blocks_of_the_kept_rows() -> None:
     text = mooncake(
-        row(3000, 3, 1, hash_ids=[3]), row(1000, 1, 1, hash_ids=[1, 11]), row(2000, 2, 1, hash_ids=[2])
+        row(3000, 3, 1, hash_ids=[3]), row(1000, 600, 1, hash_ids=[1, 11]), row(2000, 2, 1, hash_ids=[2])
     )
     reqs = read("mooncake", text, max_requests=2)
-    assert list(reqs.prompt_tokens) == [1, 2]
+    assert list(reqs.prompt_tokens) == [600, 2]
     assert reqs.block_hashes is not None
     assert [reqs.block_hashes.tolist(), reqs.block_offsets.tolist()] == [[1, 11, 2], [0, 2, 3]]  # type: ignore[union-attr]
+
+
+def test_hash_ids_that_do_not_fit_the_block_size_are_refused_naming_block_tokens() -> None:
+    """One id a block of the prompt: a block size of 16 on Mooncake's 512-token blocks read each id as 16
+    tokens (a 0.9% hit rate for 28.8%), and 30 ids for 6,760 tokens passed (a trace replay review)."""
+    ok = mooncake(row(0, 6760, 1, hash_ids=list(range(14))), row(1, 512, 1, hash_ids=[1]), row(2, 9, 1))
+    assert len(read("mooncake", ok)) == 3  # 13 whole blocks and a part; a row without ids has no cache names
+    many = mooncake(row(0, 6760, 1, hash_ids=list(range(30))))
+    with pytest.raises(
+        ScenarioError, match=r"line 1, field hash_ids: 30 ids for an input_length of 6,760 tokens"
+    ):
+        read("mooncake", many)
+    with pytest.raises(ScenarioError, match=r"workload\.trace\.block_tokens \(16\) makes 422 or 423 blocks"):
+        read("mooncake", ok, block_tokens=16)
 
 
 def test_rows_with_too_few_cells_and_blank_lines() -> None:

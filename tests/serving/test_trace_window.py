@@ -7,7 +7,7 @@ import pytest
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.explain.trace_files import idle_tail, kept_text
+from engine.explain.trace_files import dense_note, idle_tail, kept_text, trace_notes
 from engine.scenario import codec as sio
 from engine.scenario.model import Scenario
 from engine.serving.workload import read_trace
@@ -66,3 +66,29 @@ def test_rows_past_the_window_are_counted_and_a_file_in_milliseconds_is_hinted()
     assert (part.before, part.after) == (30, 50)
     assert "30 before its start at 30 s; 50 at or past its end at 150 s" in kept_text(part, 120.0, 30.0)
     assert "time scale" not in kept_text(part, 120.0, 30.0)
+
+
+def test_a_window_past_the_files_end_is_refused_naming_start_s() -> None:
+    """`start_s` past a one-hour trace's end ran an empty window, billed, with exit 0 (a review)."""
+    late = _scenario(start_s=500.0)
+    assert late.workload.trace is not None
+    with pytest.raises(
+        ScenarioError, match=r"workload\.trace\.start_s: the window from 500 s to 620 s holds none"
+    ):
+        read_trace(late.workload.trace, late, text=_csv([float(i) for i in range(200)]))
+
+
+def test_arrivals_too_dense_for_their_unit_are_said_with_the_setting_that_mends_them() -> None:
+    """A Mooncake file stamped in seconds (its format reads milliseconds) replayed 12,031 requests in
+    3.5 s with nothing said; the Workload page hinted only the opposite mistake (a review). The note
+    names the format's unit and time_scale; a trace at a real pace says nothing."""
+    sc = _scenario()
+    assert sc.workload.trace is not None
+    dense = read_trace(sc.workload.trace, sc, text=_csv([i * 1e-4 for i in range(3000)])).source
+    said = dense_note(dense, "mooncake", 1.0)
+    assert said.startswith("The trace's file arrives 3,000 requests within 0.3 s, over 1,000 req/s")
+    assert "Mooncake's timestamp is in milliseconds" in said and "time_scale to 0.001" in said
+    assert "workload.trace.time_scale" in dense_note(dense, "csv", 1.0)
+    real = read_trace(sc.workload.trace, sc, text=_csv([i * 0.5 for i in range(3000)])).source
+    assert dense_note(real, "csv", 1.0) == ""
+    assert trace_notes(dense, sc)[-1] == dense_note(dense, "csv", 1.0)

@@ -111,6 +111,12 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
     arrival = (arrival - arrival.min()) / trace.time_scale
     order = np.argsort(arrival, kind="stable")
     lo, hi = np.searchsorted(arrival[order], (trace.start_s, trace.start_s + scenario.duration_s))
+    if hi <= lo:  # (only past the file's end: its first arrival is at 0) an empty run was billed (a review)
+        raise ScenarioError(
+            f"workload.trace.start_s: the window from {trace.start_s:,.0f} s to "
+            f"{trace.start_s + scenario.duration_s:,.0f} s holds none of {name}'s {len(arrival):,} requests, "
+            f"which arrive from 0 to {float(arrival.max()):,.0f} s (time-scaled): set start_s below that"
+        )
     if trace.max_requests is None and hi - lo > bounds.MAX_REQUESTS:  # (it sliced first: never said)
         raise TooManyRequests(
             f"{name}: {hi - lo:,} requests in the window; {bounds.requests_limit_text()}: set "
