@@ -178,9 +178,17 @@ def shared_catalog(dirs: Iterable[Path | str] | Path | str | None = None) -> Cat
     scenario's resolution, each run), which never change it; a user's edits go to `load_catalog`'s copy."""
     if dirs is None:
         return _load(catalog_dirs())
+    if not isinstance(dirs, str | Path | Iterable):
+        raise ScenarioError(f"load_catalog: a folder or a list of folders (got {type(dirs).__name__})")
     folders = tuple(Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs))
     if missing := [str(d) for d in folders if not d.is_dir()]:
         raise ScenarioError(f"load_catalog: no such folder: {', '.join(missing)}")
+    # a folder with neither table read as an empty catalog, then every model was unknown (a review)
+    if bare := [str(d) for d in folders if not (d / "hardware").is_dir() and not (d / "models").is_dir()]:
+        raise ScenarioError(
+            f"load_catalog: {', '.join(bare)}: no hardware/ or models/ folder in it (a catalog folder holds "
+            "hardware/*.toml and models/*.toml)"
+        )
     return _load(folders)
 
 

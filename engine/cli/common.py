@@ -14,23 +14,14 @@ from types import ModuleType
 from typing import Any
 
 from engine.core.errors import ScenarioError
+from engine.core.numbers import json_plain
 from engine.scenario import codec as scenario_io
 from engine.scenario import naming
 from engine.scenario.model import Scenario
 from engine.scenario.workload import unused_with_trace
 
-
-def clean(obj: Any) -> Any:
-    """Plain JSON data: NaN and infinities become None, numpy scalars plain numbers."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {str(k): clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [clean(v) for v in obj]
-    if hasattr(obj, "item"):  # numpy scalars
-        return clean(obj.item())
-    return obj
+clean = json_plain
+"""Plain JSON data (`engine.core.numbers.json_plain`)."""
 
 
 def dumps(data: Any) -> str:

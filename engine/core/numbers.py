@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 
 def rate2(x: float) -> str:
@@ -81,3 +82,18 @@ def plain(x: float) -> str:
     '3,600,000' (a one-hour TTFT target read '3.6e+06 ms': a CLI review)."""
     text = f"{x:,g}"
     return f"{x:,.0f}" if "e+" in text else text
+
+
+def json_plain(obj: Any) -> Any:
+    """Plain JSON data: NaN and infinities become None, numpy scalars plain numbers, tuples lists (what
+    every `to_json` and `--json` gives: `Plan.to_json()` kept an infinite bound that `json.dumps(...,
+    allow_nan=False)` refused, where the CLI printed null: a review)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {str(k): json_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_plain(v) for v in obj]
+    if hasattr(obj, "item"):  # numpy scalars
+        return json_plain(obj.item())
+    return obj

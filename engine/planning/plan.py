@@ -46,6 +46,7 @@ from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog
 from engine.catalog.model_spec import ModelSpec
 from engine.core.errors import ScenarioError
+from engine.core.numbers import json_plain
 from engine.costmodel.stacks import STACK_NAMES, runs_only_on
 from engine.planning.calibrations import chip_calibrations, slowdowns, speedups
 from engine.planning.candidates import (
@@ -180,7 +181,7 @@ class Plan:
                 best["class_pools"] = pins
         counts = {"shapes": len(self.candidates), "pruned": self.pruned, "bounded": self.bounded}
         counts |= {"simulated": self.simulated, "feasible": self.feasible}
-        return {
+        doc = {
             "target_rps": self.target_rps,
             "duration_s": self.duration_s,
             "session_lead_s": self.session_lead_s,
@@ -202,6 +203,7 @@ class Plan:
             "candidates": self.candidates.to_dict(orient="records"),
             "runs": self.runs.to_dict(orient="records"),
         }
+        return json_plain(doc)  # type: ignore[no-any-return]
 
 
 def _kinds(space: SearchSpace, chips: Sequence[str], model: ModelSpec) -> list[Kind]:

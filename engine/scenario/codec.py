@@ -153,7 +153,13 @@ def load(path: str | Path) -> Scenario:
             )
         text = raw.decode("utf-8-sig")
     except OSError as exc:
-        raise ScenarioError(f"{p}: cannot read ({exc.strerror or type(exc).__name__})") from None
+        # a preset's name given as a path (a review): the call that takes it
+        named = (
+            f"; a preset's name is loaded by load_preset({str(path)!r})"
+            if str(path) in preset_names()
+            else ""
+        )
+        raise ScenarioError(f"{p}: cannot read ({exc.strerror or type(exc).__name__}){named}") from None
     except UnicodeDecodeError:
         raise ScenarioError(f"{p}: not UTF-8 text") from None
     try:
@@ -182,9 +188,17 @@ def preset_names() -> list[str]:
 
 
 def load_preset(name: str) -> Scenario:
-    """A shipped preset by name."""
+    """A shipped preset by name (`preset_names()`)."""
+    if not isinstance(name, str):  # ('unknown preset None' and every name: a review)
+        raise ScenarioError(
+            f"name: a preset's name, a str such as 'chat-colocated' (got {type(name).__name__})"
+        )
     if name not in preset_names():
-        raise ScenarioError(f"unknown preset {name!r}; known: {', '.join(preset_names())}")
+        import difflib  # a refusal's hint: not on the import path
+
+        near = difflib.get_close_matches(name, preset_names(), n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise ScenarioError(f"unknown preset {name!r}; {hint}known: {', '.join(preset_names())}")
     return load(presets_dir() / "scenarios" / f"{name}.toml")
 
 
@@ -196,7 +210,9 @@ def apply_overrides(scenario: Scenario, overrides: dict[str, Any], *, merge: boo
     table within table; one that names another ``kind`` (a length distribution, an arrival process),
     or another policy (`POLICY_TABLES`' ``name``), replaces it whole, the new one's fields starting
     from their defaults. `merge` False: every value
-    replaces what is there whole (the engine's own callers, which give whole tables)."""
+    replaces what is there whole (the engine's own callers, which give whole tables). The paths apply in
+    the mapping's order, each to what the earlier ones left: a list set whole, then a field of one of its
+    items; a field, then its table given again (the table's value wins)."""
     if not isinstance(scenario, Scenario):  # (a Python error named neither argument: a review)
         raise ScenarioError(
             f"scenario: a Scenario (engine.load_preset(name)), not a {type(scenario).__name__}"

@@ -158,6 +158,9 @@ def test_a_choice_that_holds_costs_nothing_more() -> None:
     m = margin(sc, p, SPACE)
     assert m is not None and m.holds and m.extra_usd_per_hour == 0.0
     assert m.slowed.best_usd_per_hour == p.best_usd_per_hour
+    json.dumps(
+        p.to_json(), allow_nan=False
+    )  # plain JSON: an unbounded shape's bound is null, not inf (a review)
 
 
 def test_the_margin_reuses_what_the_plan_ran_and_answers_the_same() -> None:
