@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from engine import resolve
 from engine.core import ScenarioError
@@ -468,9 +469,23 @@ def sync_link() -> None:
             use_preset(DEFAULT_PRESET)
     want = link()
     if params != want:
+        _write_link(qp, want)
+    ss[LINK] = want
+
+
+def _write_link(qp: Any, want: dict[str, str]) -> None:
+    """Write the link's keys in one update of the address: a write a key was a browser history entry each,
+    and Back then stopped at half-written links (a new `p` with the old `s`: a scenario nobody made, or a
+    `p` without its `s`: the bare preset) and loaded them (a round-trip review)."""
+    stale = [k for k in LINK_KEYS if k not in want and k in qp]
+    try:
+        if stale:  # a key to drop too: the whole query at once, the page's own keys kept
+            qp.from_dict({**{k: qp.get_all(k) for k in qp if k not in LINK_KEYS}, **want})
+        else:
+            qp.update(want)
+    except StreamlitAPIException:  # a key bound to a widget (Compare's a and b) refuses the whole write
         for k in LINK_KEYS:
             if k in want:
                 qp[k] = want[k]
             elif k in qp:
                 del qp[k]
-    ss[LINK] = want

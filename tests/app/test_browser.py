@@ -536,3 +536,40 @@ def test_a_file_opened_over_another_preset_keeps_its_own_and_reset_goes_there(
         page.wait_for_url("**p=chat-disaggregated**")
         expect(page.locator(".st-key-fg-preset input")).to_have_value("chat-disaggregated")
         browser.close()
+
+
+def test_back_never_stops_at_a_half_written_link(server: str) -> None:
+    """Each key of the link was written alone, each write a history entry: Back after a page change
+    stopped at `p` without its `s` and loaded the bare preset (a later Back found the edit again), and
+    Back after a preset switch at the new `p` with the old `s` (a round-trip review). Written in one
+    update, Back goes from the edit to what came before it, never through a half-written link."""
+    from playwright.sync_api import sync_playwright
+
+    def idle(page) -> None:  # type: ignore[no-untyped-def]
+        page.wait_for_load_state("networkidle")
+        page.wait_for_selector("[data-testid='stStatusWidget']", state="hidden")
+        page.wait_for_timeout(1500)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.set_default_timeout(90_000)
+        page.goto(f"{server}/workload?p=chat-disaggregated")
+        idle(page)
+        rate = page.get_by_role("spinbutton", name="Exact (req/s)").first
+        rate.fill("20")
+        rate.press("Enter")
+        idle(page)
+        page.get_by_role("link", name="Strategy").first.click()
+        idle(page)
+        seen = []
+        for _ in range(4):
+            page.go_back()
+            idle(page)
+            shown = page.get_by_role("spinbutton", name="Exact (req/s)").first.input_value()
+            seen.append(("s=" in page.url, shown))
+        browser.close()
+    assert seen[0] == (True, "20"), seen
+    edited = [s for s, _ in seen]
+    assert edited == sorted(edited, reverse=True), seen  # the edit, then what came before it, in that order
+    assert all(v == ("20" if s else "16") for s, v in seen), seen
