@@ -44,10 +44,17 @@ NAMED_PAGES = {
 
 
 def banner(sc: Scenario) -> None:
-    """The scenario's lesson (when it has one) and the link to compare it with its counterpart."""
-    if not sc.lesson:
-        return
+    """The scenario's lesson (when it has one) and the link to compare it with its counterpart (whether or
+    not it has one: an exported scenario drops the preset's lesson and keeps its counterpart, and the
+    button went with the lesson: a round-trip review)."""
     preset = state.preset_name()
+    if sc.lesson:
+        _lesson(sc, preset)
+    _compare_link(sc, preset)
+
+
+def _lesson(sc: Scenario, preset: str) -> None:
+    """The lesson, titled by whose it is, and the pages it names as links."""
     if sc.lesson != state.preset(preset).lesson:  # written in the scenario (or a link), not the preset's
         title = "This scenario's own lesson (as written in it; the figures below are your run's)"
     elif state.edited():
@@ -60,6 +67,10 @@ def banner(sc: Scenario) -> None:
     for said, (page, label, icon) in NAMED_PAGES.items():  # a page the lesson sends you to, a click away
         if said in sc.lesson:  # (it read "the Strategy page's 'Compare fallbacks'" as plain text: a review)
             st.page_link(page, label=label, icon=icon)
+
+
+def _compare_link(sc: Scenario, preset: str) -> None:
+    """The button that opens Compare on the scenario and its counterpart preset, where it names one."""
     counterpart = sc.counterpart
     if counterpart and counterpart in preset_names() and counterpart != preset:
         st.page_link(

@@ -31,11 +31,11 @@ import streamlit as st
 from streamlit import column_config as cc
 
 from engine.explain import Interval, Replicas, seed_scenarios, summarize, usd_decimals
-from engine.scenario import Scenario
+from engine.scenario import SEED_COUNTS, SEEDS_NOTE, Scenario
 from ui import sim
 from ui.text import plain
 
-OPTIONS = (1, 3, 5, 10)
+OPTIONS = SEED_COUNTS
 """The replication counts offered; 1 is the page as it always was (one seed, no background job)."""
 
 SETTING = "fg_replications"
@@ -175,7 +175,7 @@ PARAM = "seeds"
 saw one seed's figures where the sender read the mean of five (a review)."""
 LINKED = "fg_replications_linked"
 """Session key: the link's count last applied (a link applies once; the picker then rules)."""
-NOTE = "# shown on the dashboard as the mean of "
+NOTE = SEEDS_NOTE
 """How a scenario file's first comment opens where its figures were the mean of several seeds,
 the count next (`ui.state.scenario_toml` writes it, `ui.state.seeds_of_file` reads it back)."""
 

@@ -24,6 +24,8 @@ from engine.faces import lazy as _lazy
 
 _API = {
     "DEFAULT_PRESET": "engine.scenario.codec",
+    "SEED_COUNTS": "engine.scenario.codec",
+    "SEEDS_NOTE": "engine.scenario.codec",
     "apply_overrides": "engine.scenario.codec",
     "check_untrusted": "engine.scenario.codec",
     "dumps_toml": "engine.scenario.codec",
@@ -72,6 +74,8 @@ _RENAMED = {"load_scenario": "load"}
 __all__ = [
     "DEFAULT_PRESET",
     "LINK_FIELDS",
+    "SEEDS_NOTE",
+    "SEED_COUNTS",
     "USED_BY_KIND",
     "Arrival",
     "Autoscale",
@@ -124,6 +128,8 @@ if TYPE_CHECKING:
     from engine.scenario.cache import Cache
     from engine.scenario.codec import (
         DEFAULT_PRESET,
+        SEED_COUNTS,
+        SEEDS_NOTE,
         apply_overrides,
         check_untrusted,
         closest_preset,

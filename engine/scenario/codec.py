@@ -290,6 +290,27 @@ def to_link(scenario: Scenario, preset: str) -> dict[str, str]:
     return params
 
 
+SEEDS_NOTE = "# shown on the dashboard as the mean of "
+"""How an exported scenario file's first comment opens where the dashboard showed its figures as the mean of
+several seeds, the count next (the dashboard writes and reads it; `scenario --link` carries it)."""
+SEED_COUNTS = (1, 3, 5, 10)
+"""The seeds counts the dashboard offers (its seeds picker's; 1: one seed, as always)."""
+
+
+def seeds_stated(path: str | Path) -> int | None:
+    """The seeds count a scenario file's first comment states (`SEEDS_NOTE`), where it is one the dashboard
+    offers above one; None otherwise, or where the file cannot be read (its loading says why)."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return None
+    if not first.startswith(SEEDS_NOTE):
+        return None
+    raw = first[len(SEEDS_NOTE) :].split(" ", 1)[0]
+    return next((n for n in SEED_COUNTS if n > 1 and str(n) == raw), None)
+
+
 def closest_preset(scenario: Scenario) -> str:
     """The shipped preset the scenario differs from in the fewest fields (`diff`; ties to the first
     by name): what a scenario opened from a file is kept relative to. The preset shown before the file

@@ -82,3 +82,13 @@ def test_the_other_mode_says_its_split_is_a_starting_point() -> None:
     assert not at.exception, [e.value for e in at.exception]
     captions = " ".join(c.value for c in at.caption)
     assert "split 2 prefill : 4 decode, a third to prefill: a starting split, not a tuned one" in captions
+
+
+def test_a_scenario_without_its_lesson_keeps_its_compare_button() -> None:
+    """An exported scenario drops the preset's lesson and keeps its counterpart: opened again, its
+    'Compare with' button had gone with the lesson (a round-trip review)."""
+    bare = short(PRESET, **{"workload.arrival.rate_rps": 24.0, "lesson": ""})
+    assert bare.counterpart and not bare.lesson
+    at = app("results", bare)
+    assert not at.exception, [e.value for e in at.exception]
+    assert [p for p in at.get("page_link") if p.proto.page == "compare" and "Compare with" in p.proto.label]

@@ -97,3 +97,26 @@ def test_the_link_pages_are_the_dashboards(capsys: pytest.CaptureFixture[str]) -
     assert {"home" if p == "results" else p for p in PAGES} == served
     assert main(["scenario", "chat-colocated", "--link", "--url", "http://h/x?y=1#f"]) == 2
     assert "--url: 'http://h/x?y=1#f' has a query or a fragment" in capsys.readouterr().err
+
+
+def test_a_files_link_keeps_its_preset_and_its_seeds_as_the_dashboard_opens_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A file's link named chat-disaggregated whatever preset the file came from (its exports and Reset
+    went there), and dropped the seeds count its first line states, opening one seed's figures where the
+    file was the mean of three (a round-trip review)."""
+    from engine.scenario.codec import SEEDS_NOTE
+
+    sc = apply_overrides(load_preset("mooncake-replay"), {"seed": 2})
+    path = tmp_path / "edited.toml"
+    path.write_text(
+        f"{SEEDS_NOTE}3 seeds (2 to 4): `fengong run FILE --replications 3` gives the same\n" + dumps_toml(sc)
+    )
+    assert main(["scenario", str(path), "--link"]) == 0
+    _, params = _printed(capsys)
+    assert params["p"] == "mooncake-replay" and params["seeds"] == "3"
+    assert from_link(params) == sc
+    plain = tmp_path / "plain.toml"
+    plain.write_text(dumps_toml(sc))
+    assert main(["scenario", str(plain), "--link"]) == 0
+    assert "seeds" not in _printed(capsys)[1]
