@@ -214,9 +214,17 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     for line in _class_lines(doc, short, scenario, marks if moves is None else ()):
         print(line)
     t = doc["throughput_tokens_per_s"]
+    # an unsustainable run's rates run over its drain, where the backlog's last batches thin out: below
+    # what it sustains, which the line above says (a review read 13,538 tokens/s as the capacity of a run
+    # sustaining about 62 req/s of 400 tokens)
+    over = (
+        ", at saturation: over the window and the drain, where the backlog's batches thin out"
+        if doc.get("unsustainable")
+        else ""
+    )
     print(
         f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s"
-        f"{thr('throughput_rps', doc['throughput_rps'])}"
+        f"{thr('throughput_rps', doc['throughput_rps'])}{over}"
     )
     if line := _cache_line(doc.get("cache")):  # in --json only: a cache preset's headline (a review)
         print(line)

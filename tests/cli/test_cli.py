@@ -312,6 +312,11 @@ def test_run_text_prints_no_bare_latency_for_an_unsustainable_run(capsys: pytest
     # its costs are the bill over full batches served late, as Results marks them (a review read them bare)
     (cost,) = [line for line in lines if line.startswith("cost: ")]
     assert "per 1k requests" in cost and cost.count(", at saturation") == 2, cost
+    # and its token rates, over the window and the drain, below what it sustains (a review read them as its capacity)
+    (rates,) = [line for line in lines if line.startswith("throughput: ")]
+    assert rates.endswith(
+        ", at saturation: over the window and the drain, where the backlog's batches thin out"
+    )
     assert main(["run", "chat-disaggregated", "--set", "duration_s=120"]) == 0
     out = capsys.readouterr().out
     assert "grows with run length" not in out and "at saturation" not in out
