@@ -8,25 +8,20 @@ import pytest
 
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as io
+from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.run import simulate
 
 
+def _past_the_context(more: dict[str, object] | None = None) -> Scenario:
+    """chat-disaggregated on llama-3-70b (8,192 tokens of context) with prompts that often pass it."""
+    long = {"kind": "lognormal", "mean": 4000, "p99": 12000, "max_tokens": 16000}
+    over = {"duration_s": 120.0, "model.id": "llama-3-70b", "workload.classes[0].input": long}
+    return io.apply_overrides(io.load_preset("chat-disaggregated"), {**over, **(more or {})})
+
+
 def test_requests_past_the_context_are_rejected_with_their_reason() -> None:
-    sc = io.apply_overrides(
-        io.load_preset("chat-disaggregated"),
-        {
-            "duration_s": 120.0,
-            "model.id": "llama-3-70b",
-            "workload.classes[0].input": {
-                "kind": "lognormal",
-                "mean": 4000,
-                "p99": 12000,
-                "max_tokens": 16000,
-            },
-        },
-    )
-    result = simulate(sc)
+    result = simulate(_past_the_context())
     r = result.requests
     over = (r["prompt_tokens"] + r["output_tokens"]) > 8192
     assert over.any() and not over.all()
@@ -76,22 +71,11 @@ def test_the_refusal_names_the_field_that_holds_most_of_the_request() -> None:
 def test_the_cache_hit_rate_counts_the_prompts_looked_up_not_those_turned_away() -> None:
     """`cache.hit_rate` divided by every request's prompt, the rejected ones' too, which are never looked
     up: an agentic trace read 67% where its served prompts found 94% (a trace replay review)."""
-    sc = io.apply_overrides(
-        io.load_preset("chat-disaggregated"),
-        {
-            "duration_s": 120.0,
-            "model.id": "llama-3-70b",
-            "cache.enabled": True,
-            "workload.classes[0].prefix": {"tokens": 1024, "groups": 2},
-            "workload.classes[0].input": {
-                "kind": "lognormal",
-                "mean": 4000,
-                "p99": 12000,
-                "max_tokens": 16000,
-            },
-        },
+    result = simulate(
+        _past_the_context(
+            {"cache.enabled": True, "workload.classes[0].prefix": {"tokens": 1024, "groups": 2}}
+        )
     )
-    result = simulate(sc)
     r = result.requests
     served = r[r["outcome"] != "rejected"]
     assert len(served) < len(r) and served["cache_hit_tokens"].sum() > 0
