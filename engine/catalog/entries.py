@@ -358,7 +358,8 @@ def model_from_hf_config(
 
     Reads dense (Llama, Qwen, Mistral), MoE (Mixtral, Qwen-MoE, DeepSeek) and MLA fields.
     Nothing is downloaded. The config is untrusted: any JSON at all either gives a valid entry
-    or a ScenarioError that names the offending key.
+    or a ScenarioError that names the offending key. A text is a path (JSON text: ``json.loads``). To
+    run it: ``apply_overrides(s, {"custom_models": [m.model_dump()], "model.id": m.id})``.
     """
     if not isinstance(model_id, str) or not re.fullmatch(ID_PATTERN, model_id):
         raise ScenarioError(

@@ -3,9 +3,9 @@
 A sweep is the cartesian product of `vary` (field path -> values, the paths `--set` uses)
 times `seeds` seeds (scenario.seed, seed + 1, ...). Every point is validated before anything
 runs, so a bad combination fails at once with the field's name. Points are independent, so they
-run through a `concurrent.futures.Executor`: a local process pool by default, or a Dask cluster
-(`distributed.Client(address).get_executor()` has the same interface), or none (in this
-process). Each task carries the scenario as plain data and returns plain data, so any worker
+run through a `concurrent.futures.Executor`: a local process pool (the CLI's default), or a Dask
+cluster (`distributed.Client(address).get_executor()` has the same interface), or none (in this
+process: `sweep`'s default). Each task carries the scenario as plain data and returns plain data, so any worker
 that can import the engine can run it.
 
 The result is one tidy table, one row per run in grid order whatever order the runs finish
@@ -189,7 +189,13 @@ def sweep(
 ) -> pd.DataFrame:
     """Run the grid; one row per run in grid order (`executor` None: in this process).
 
-    `check_work=False` lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does.
+    `vary` maps a field path (as `apply_overrides` takes it, e.g. ``"workload.arrival.rate_rps"``) to
+    the values to try, ``{"workload.arrival.rate_rps": [8, 16, 24]}``; the grid is every combination
+    of them, times `seeds` seeds (the scenario's seed and the next ones; not a path of `vary`). The
+    result is a tidy DataFrame: one row per run, the varied paths and ``seed`` as columns, then every
+    numeric summary figure under its dotted name (``latency_ms.ttft.p99``, ``cost.usd_per_request``,
+    ``classes.chat.passes``). `check_work=False` lifts the work bound on each run
+    (engine.serving.work_bound), as `simulate`'s does.
     """
     points = grid(vary, seeds, scenario.seed)
     data = scenario_io.to_data(scenario)

@@ -322,6 +322,11 @@ def replicate(
 ) -> tuple[list[SimResult], dict[str, Any]]:
     """Run `n` seeds (seed, seed+1, ...) and give each figure's mean and 95% interval.
 
+    Returns the runs and a dict from each summary figure's dotted name (``latency_ms.ttft.p99``) to
+    ``{"mean", "ci95_low", "ci95_high", "n"}`` (and ``missing``, ``over`` where some seeds lack it);
+    with ``n = 1`` the interval is NaN (one run has no spread). Booleans and constants are averaged
+    like any figure (``cache.enabled`` reads 1.0 or 0.0).
+
     A figure that is None or absent in some seeds (a class's percentile that fell on rejected
     requests: infinite; a shortfall only some seeds have) has no mean: its mean and interval are None,
     `n` counts the seeds with a value and `missing` the rest (`seed_values`). A trace's requests do
