@@ -57,7 +57,7 @@ def grid(vary: Mapping[str, Sequence[Any]], seeds: int = 1, first_seed: int = 0)
             f"(got {vary if not isinstance(vary, Mapping) else next(p for p in vary if not isinstance(p, str))!r})"
         )
     if "seed" in vary:
-        raise ScenarioError("seed: vary seeds with --seeds (seeds=N runs seed, seed + 1, ...)")
+        raise ScenarioError("seed: vary seeds with --seeds N (seeds=N in Python): runs seed, seed + 1, ...")
     # a notebook's numpy range (np.linspace(4, 5, 3)) as the plain numbers it holds; not a Sequence
     vary = {p: cast(Any, v).tolist() if getattr(v, "ndim", None) == 1 else v for p, v in vary.items()}
     for path, values in vary.items():
@@ -68,7 +68,7 @@ def grid(vary: Mapping[str, Sequence[Any]], seeds: int = 1, first_seed: int = 0)
                 f"{path}: the values to vary over, as a list, e.g. [{values!r}] (got {values!r})"
             )
         if not len(values):
-            raise ScenarioError(f"{path}: --vary needs at least one value")
+            raise ScenarioError(f"{path}: --vary (vary in Python) needs at least one value")
     paths = list(vary)
     size = seeds
     for values in vary.values():
@@ -211,7 +211,7 @@ def sweep(
     if seeds > 1 and any(r.workload.trace is not None for r in runs):
         raise ScenarioError(
             "seeds: a trace's requests are the same whatever the seed, so each seed would repeat one run; "
-            "sweep a trace with --seeds 1"
+            "sweep a trace with --seeds 1 (seeds=1)"
         )
     if check_work:
         check_sweep_work(runs)  # the whole sweep, before any run
