@@ -152,14 +152,20 @@ def _with_margin(
     return result, edge, failed
 
 
+def _chosen(args: argparse.Namespace, result: Plan, scen: Scenario) -> Scenario | None:
+    """The chosen scenario named for what it runs, edited from the command's preset id or file stem (the
+    planned scenario's name and words were the preset's, a review: "6 h100-sxm prefill + 6 h100-sxm
+    decode" on a file of 20 H100s and 6 MI300Xs; `Plan.best` is named from the planned scenario's title)."""
+    if result.best_run is None:
+        return None
+    source = Path(args.scenario).stem if is_file_ref(args.scenario) else args.scenario
+    return naming.named(result.scenario_of(result.best_run), scen, source)
+
+
 def _write_chosen(args: argparse.Namespace, result: Plan, scen: Scenario) -> bool:
     """Write the chosen scenario to `--out` where one is asked for and chosen; whether it was written."""
-    if not args.out or result.best is None or result.best_run is None:
+    if not args.out or (chosen := _chosen(args, result, scen)) is None:
         return False
-    # named for what it runs: the planned scenario's name and words were the preset's (a review:
-    # "6 h100-sxm prefill + 6 h100-sxm decode" on a file of 20 H100s and 6 MI300Xs)
-    source = Path(args.scenario).stem if is_file_ref(args.scenario) else args.scenario
-    chosen = naming.named(result.scenario_of(result.best_run), scen, source)  # named by the command's words
     Path(args.out).write_text(scenario_io.dumps_toml(chosen), encoding="utf-8")
     return True
 
@@ -234,7 +240,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         doc["work"] = work.to_json() if work is not None else None
         doc["link"] = link
         if args.emit:
-            doc["emit"] = plan_emit(result.best, args)
+            doc["emit"] = plan_emit(_chosen(args, result, scen), args)
         # written with --json too (checked writable before the search, then never written: a review)
         doc["wrote"] = args.out if _write_chosen(args, result, scen) else None
         emit_json(doc)
@@ -249,7 +255,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         print(f"\nmargin: not computed: {failed}")
     if _write_chosen(args, result, scen):
         print(f"wrote the chosen scenario to {args.out}")
-    print_plan_emit(plan_emit(result.best, args))
+    print_plan_emit(plan_emit(_chosen(args, result, scen), args))
     if link:
         print(f"\nthis plan in the dashboard (its form filled in; Plan makes it there): {link}")
     return _status(result)

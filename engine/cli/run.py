@@ -242,7 +242,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from engine.cli import run_text  # the calibration bands: loaded only for a printed report
 
     print(f"{scen.name} (seed {scen.seed})")
-    run_text.print_summary(res.to_json(), res.scenario, spread.moves() if spread is not None else None)
+    run_text.print_summary(
+        res.to_json(),
+        res.scenario,
+        spread.moves() if spread is not None else None,
+        res.extra.get("trace_window"),
+    )
     if edge is not None and spread is not None:
         run_text.print_spread(res.summary, scen, edge, spread)
     if args.out:

@@ -128,10 +128,11 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
     return out
 
 
-def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]:
+def _before_figures(doc: dict[str, Any], scenario: Scenario | None, window: Any = None) -> list[str]:
     """The lines that qualify a run's figures, said before them: a fault that never fired or took fewer
-    instances than it names, a queue that grows or still rose, a window measured while sessions ramp up."""
-    out = run_notes.scenario_notes(scenario, doc) if scenario is not None else []
+    instances than it names, how a trace's file met the window (`window`), a queue that grows or still
+    rose, a window measured while sessions ramp up."""
+    out = run_notes.scenario_notes(scenario, doc, window) if scenario is not None else []
     # what overload protection, faults and preemption did, as Results lists it: attainment read with
     # 690 answers cut to 128 tokens unsaid (a review)
     if did := scheduler_figures(doc):
@@ -184,7 +185,21 @@ def _attained(doc: dict[str, Any]) -> str:
     )
 
 
-def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: Any = None) -> None:
+def _throughput_line(doc: dict[str, Any], thr: Any) -> str:
+    """The token rates with their band; an unsustainable run's run over its drain, where the backlog's
+    last batches thin out: below what it sustains, which its first line says (a review read 13,538 tokens/s
+    as the capacity of a run sustaining about 62 req/s of 400 tokens)."""
+    t = doc["throughput_tokens_per_s"]
+    over = ", at saturation: over the window and the drain, where the backlog's batches thin out"
+    return (
+        f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s"
+        f"{thr('throughput_rps', doc['throughput_rps'])}{over if doc.get('unsustainable') else ''}"
+    )
+
+
+def print_summary(
+    doc: dict[str, Any], scenario: Scenario | None = None, moves: Any = None, window: Any = None
+) -> None:
     """A human summary of one run; with its scenario, each pool's calibration and each figure's error:
     its run's spread where `moves` gives it (`run --margin`, as Results shows it), else its kind's band."""
     marks = confidence.pool_marks(scenario, doc) if scenario is not None else ()
@@ -195,7 +210,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
         f"{r['failed']:,} failed"
     )
-    for note in _before_figures(doc, scenario):
+    for note in _before_figures(doc, scenario, window):
         print(note)
     short = latency_shortfall(doc)  # latencies that grow with the run's length (of each kind: `steady`)
     for line in _latency_lines(doc, marks, thr if moves is not None else None):
@@ -213,19 +228,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     print(f"SLO attainment {_attained(doc)}; goodput {doc['goodput_rps']:.2f} req/s{good}")
     for line in _class_lines(doc, short, scenario, marks if moves is None else ()):
         print(line)
-    t = doc["throughput_tokens_per_s"]
-    # an unsustainable run's rates run over its drain, where the backlog's last batches thin out: below
-    # what it sustains, which the line above says (a review read 13,538 tokens/s as the capacity of a run
-    # sustaining about 62 req/s of 400 tokens)
-    over = (
-        ", at saturation: over the window and the drain, where the backlog's batches thin out"
-        if doc.get("unsustainable")
-        else ""
-    )
-    print(
-        f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s"
-        f"{thr('throughput_rps', doc['throughput_rps'])}{over}"
-    )
+    print(_throughput_line(doc, thr))
     if line := _cache_line(doc.get("cache")):  # in --json only: a cache preset's headline (a review)
         print(line)
     c = doc["cost"]

@@ -19,17 +19,19 @@ from engine.explain.trace_files import trace_notes
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
     from engine.serving.run import SimResult
+    from engine.serving.traces import TraceWindow
 
 
-def scenario_notes(scenario: Scenario, doc: Mapping[str, Any]) -> list[str]:
+def scenario_notes(
+    scenario: Scenario, doc: Mapping[str, Any], window: TraceWindow | None = None
+) -> list[str]:
     """What the scenario as written will not do in the run of `doc` (its summary): faults that never
     fire or take fewer instances than they name, arrival fields and a warm-up the load's kind ignores,
-    a trace's rows the window leaves out, its idle tail and arrivals too dense for their unit."""
+    and of a trace (`window`: how its file met the run's window, `SimResult.extra`) the rows the window
+    leaves out, its idle tail and arrivals too dense for their unit."""
     out = fault_notes(scenario, doc.get("drain_end_s"))
     if scenario.workload.trace is not None:  # how the file meets the window, as the Workload page says
-        from engine.serving.traces import read  # the readers: loaded for a trace only
-
-        out += trace_notes(read(scenario.workload.trace, scenario), scenario)
+        out += trace_notes(window, scenario) if window is not None else []
     else:  # set, and not used by the kind
         arr = scenario.workload.arrival
         kind = {"offline": "an offline batch", "closed_loop": "a closed loop"}.get(
@@ -54,7 +56,9 @@ def load_notes(scenario: Scenario, doc: Mapping[str, Any]) -> list[str]:
 
 
 def notes(result: SimResult) -> list[str]:
-    """Every sentence that qualifies `result`'s figures, as the CLI's report says them before its figures
-    (an empty list when nothing does)."""
+    """The sentences that qualify `result`'s figures, as the CLI's report says them before its figures
+    (an empty list when nothing does); what admission, preemption and faults did is in its summary's
+    figures (`requests.rejected_by_reason` and the like), which the report lists after them."""
     doc = result.summary
-    return scenario_notes(result.scenario, doc) + load_notes(result.scenario, doc)
+    win = result.extra.get("trace_window")
+    return scenario_notes(result.scenario, doc, win) + load_notes(result.scenario, doc)

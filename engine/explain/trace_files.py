@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
-    from engine.serving.traces import TraceRequests
+    from engine.serving.traces import TraceRequests, TraceWindow
 
 IDLE_TAIL_SHARE = 0.2
 """The share of a window after a trace's last arrival past which the idle tail is said."""
@@ -49,7 +49,7 @@ def trace_problem(file_name: str, first_line: str) -> str:
     )
 
 
-def kept_text(reqs: TraceRequests, duration_s: float, start_s: float = 0.0) -> str:
+def kept_text(reqs: TraceRequests | TraceWindow, duration_s: float, start_s: float = 0.0) -> str:
     """'1,666,666 requests in the window' and, where the file holds more, where the rest went: past
     `max_requests`, before the window's start, at or past its end (with the file's last arrival, and a
     hint where that looks like milliseconds read as seconds). An upload said '3 requests in the window'
@@ -101,16 +101,16 @@ UNIT_HINTS = {
 """Per format, what a trace whose arrivals look too dense may have got wrong, and the setting that mends it."""
 
 
-def dense_note(reqs: TraceRequests, fmt: str, time_scale: float) -> str:
+def dense_note(reqs: TraceRequests | TraceWindow, fmt: str, time_scale: float) -> str:
     """Where a trace's file arrives faster than `DENSE_RPS` on average, that it may be read in the wrong
-    unit ('' where not, and for a file of under 100 requests): a Mooncake file stamped in seconds replayed
+    unit ('' where not, for a file of under 100 requests, and for one whose requests all arrive at once, a
+    batch): a Mooncake file stamped in seconds replayed
     its 12,031 requests in 3.5 s, 0% attainment, and nothing said (a review)."""
-    if reqs.rows < 100:
+    if reqs.rows < 100 or reqs.last_s <= 0:  # all at one instant: a batch, not a unit (a code review)
         return ""
-    rate = reqs.rows / reqs.last_s if reqs.last_s > 0 else float("inf")
-    if rate <= DENSE_RPS:
+    if reqs.rows / reqs.last_s <= DENSE_RPS:
         return ""
-    span = f"within {reqs.last_s:,.3g} s" if reqs.last_s > 0 else "at one instant"
+    span = f"within {reqs.last_s:,.3g} s"
     paced = f" at time scale {time_scale:g}" if time_scale != 1.0 else ""
     hint = UNIT_HINTS.get(fmt, "check the unit of its times (workload.trace.time_scale rescales them)")
     return (
@@ -119,15 +119,16 @@ def dense_note(reqs: TraceRequests, fmt: str, time_scale: float) -> str:
     )
 
 
-def trace_notes(reqs: TraceRequests, scenario: Scenario) -> list[str]:
-    """What a trace replay should say of how its file meets the window, as the Workload page says it: where
-    the rest of the file went (`kept_text`), an idle tail (`idle_tail`), arrivals too dense for their unit
-    (`dense_note`). The command line said none of them: a CSV in milliseconds replayed 26 of its 12,031
-    rows, and a window past the trace's end of a 1-hour trace ran empty, with exit 0 (a review)."""
+def trace_notes(win: TraceWindow, scenario: Scenario) -> list[str]:
+    """What a trace replay should say of how its file met the window (`TraceRequests.window`), as the
+    Workload page says it: where the rest of the file went (`kept_text`), an idle tail (`idle_tail`),
+    arrivals too dense for their unit (`dense_note`). The command line said none of them: a CSV in
+    milliseconds replayed 26 of its 12,031 rows, with exit 0 (a review)."""
     tr = scenario.workload.trace
     assert tr is not None
-    kept = kept_text(reqs, scenario.duration_s, tr.start_s)
+    kept = kept_text(win, scenario.duration_s, tr.start_s)
     out = [kept + "."] if " of the file's " in kept else []
-    out += [x for x in (idle_tail(reqs.arrival_s.tolist(), scenario.duration_s, reqs.after),) if x]
-    out += [x for x in (dense_note(reqs, tr.format, tr.time_scale),) if x]
+    arrivals = [win.last_arrival_s] if win.kept else []
+    out += [x for x in (idle_tail(arrivals, scenario.duration_s, win.after),) if x]
+    out += [x for x in (dense_note(win, tr.format, tr.time_scale),) if x]
     return out

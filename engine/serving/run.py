@@ -218,7 +218,10 @@ def simulate(
         # the finished run's per-request state sits in reference cycles (instances and the
         # simulation hold each other): free it before the summary's arrays take its place
         gc.collect()
-    return result_of(resolved, reqs, rec, wall)
+    res = result_of(resolved, reqs, rec, wall)
+    if (source := getattr(reqs, "source", None)) is not None and hasattr(source, "window"):
+        res.extra["trace_window"] = source.window()  # how the file met the window (`engine.notes`)
+    return res
 
 
 def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> SimResult:

@@ -214,15 +214,16 @@ class Cache(TypedDict):
     """Prompt tokens found in cache / prompt tokens, 0-1, over the requests not rejected (a prompt turned
     away is never looked up)."""
     hit_rate_by_tier: dict[str, float]
-    """The hit rate by tier (hbm, host, pooled), 0-1."""
+    """The hit rate by tier (hbm, host, pooled), 0-1, over the requests not rejected."""
     hit_rate_by_class: dict[str, float]
-    """The hit rate by request class, 0-1."""
+    """The hit rate by request class, 0-1, over the class's requests not rejected."""
     bytes_by_tier: dict[str, float]
     """KV bytes served from each tier, bytes."""
     prefill_flops_saved: float
     """Prefill compute the hits saved, FLOPs."""
     load_ms_mean: float
-    """Mean time bringing host or pooled hits into HBM before the prefill, per window request, ms."""
+    """Mean time bringing host or pooled hits into HBM before the prefill, per window request not rejected,
+    ms."""
     kv_transfer_tokens_saved: int
     """Prompt tokens whose KV the decode instance already held, so they did not cross the link, tokens."""
 

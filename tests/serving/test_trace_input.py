@@ -288,6 +288,12 @@ def test_hash_ids_that_do_not_fit_the_block_size_are_refused_naming_block_tokens
         read("mooncake", many)
     with pytest.raises(ScenarioError, match=r"workload\.trace\.block_tokens \(16\) makes 422 or 423 blocks"):
         read("mooncake", ok, block_tokens=16)
+    # the block size is the trace's being read, not the scenario's current one (an upload reads a new trace
+    # against the scenario: a current trace at 16 refused a 512-block upload, a code review)
+    other = scenario("mooncake", "other.trace", block_tokens=16)
+    fresh = scenario("mooncake", "upload.trace").workload.trace
+    assert fresh is not None and fresh.block_tokens == 512
+    assert len(read_trace(fresh, other, text=ok)) == 3
 
 
 def test_rows_with_too_few_cells_and_blank_lines() -> None:

@@ -91,4 +91,36 @@ def test_arrivals_too_dense_for_their_unit_are_said_with_the_setting_that_mends_
     assert "workload.trace.time_scale" in dense_note(dense, "csv", 1.0)
     real = read_trace(sc.workload.trace, sc, text=_csv([i * 0.5 for i in range(3000)])).source
     assert dense_note(real, "csv", 1.0) == ""
-    assert trace_notes(dense, sc)[-1] == dense_note(dense, "csv", 1.0)
+    assert trace_notes(dense.window(), sc)[-1] == dense_note(dense, "csv", 1.0)
+
+
+def test_a_window_in_a_gap_between_arrivals_names_the_next_one() -> None:
+    """A window that falls in a gap inside the file (agentic sessions pause for hours) was told to start
+    below the file's end, where it already did (a code review)."""
+    gap = _scenario(start_s=200.0)
+    assert gap.workload.trace is not None
+    times = [float(i) for i in range(100)] + [500.0 + i for i in range(100)]
+    with pytest.raises(ScenarioError, match=r"falls in a gap between its arrivals, the next at 500 s"):
+        read_trace(gap.workload.trace, gap, text=_csv(times))
+
+
+def test_notes_come_from_the_run_not_a_second_read_of_the_file() -> None:
+    """`engine.notes` read the trace's file again: a run of an upload's text (no such file) raised, and a
+    moved file would have been described instead of the one the run used (a code review)."""
+    import engine
+
+    sc = _scenario()
+    assert sc.workload.trace is not None
+    reqs = read_trace(sc.workload.trace, sc, text=_csv([float(i) for i in range(200)]))
+    said = engine.notes(engine.simulate(sc, requests=reqs))
+    assert (
+        said[0]
+        == "120 requests in the window of the file's 200: 80 at or past its end at 120 s (the file runs to 199 s)."
+    )
+
+
+def test_a_batch_that_arrives_at_once_is_not_said_to_be_in_the_wrong_unit() -> None:
+    sc = _scenario()
+    assert sc.workload.trace is not None
+    batch = read_trace(sc.workload.trace, sc, text=_csv([0.0] * 300)).source
+    assert dense_note(batch, "mooncake", 1.0) == ""

@@ -89,6 +89,45 @@ class TraceRequests:
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
 
+    def window(self) -> TraceWindow:
+        """How the file met the window, without the arrays (`TraceWindow`)."""
+        last = float(self.arrival_s.max()) if len(self) else -1.0
+        return TraceWindow(len(self), self.rows, self.before, self.after, self.cut, self.last_s, last)
+
+
+@dataclass(frozen=True)
+class TraceWindow:
+    """How a trace's file met a run's window, its counts without its arrays: what a result keeps for
+    `engine.notes` (which read the file again, and raised where it had moved: a review)."""
+
+    kept: int
+    rows: int
+    before: int
+    after: int
+    cut: int
+    last_s: float
+    """The file's last arrival, s from its first (time-scaled)."""
+    last_arrival_s: float
+    """The window's last arrival, s from its start (-1: none)."""
+
+    def __len__(self) -> int:
+        return self.kept
+
+
+def _empty_window(trace: Trace, duration_s: float, name: str, arrivals: np.ndarray, nxt: int) -> str:
+    """Why a trace's window holds none of its requests: past the file's end, or in a gap between its
+    arrivals (an agentic trace pauses for hours), with the start that reaches the next one."""
+    where = (
+        f"workload.trace.start_s: the window from {trace.start_s:,.0f} s to "
+        f"{trace.start_s + duration_s:,.0f} s holds none of {name}'s {len(arrivals):,} requests"
+    )
+    if nxt >= len(arrivals):
+        return f"{where}, which arrive from 0 to {float(arrivals[-1]):,.0f} s (time-scaled): set start_s below that"
+    return (
+        f"{where}: it falls in a gap between its arrivals, the next at {float(arrivals[nxt]):,.0f} s "
+        "(time-scaled): set start_s at or below that, or a longer duration_s"
+    )
+
 
 def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequests:
     """A trace file's requests (or its text's, for uploads), scaled in time and windowed.
@@ -101,8 +140,10 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
     text = _clean_text(_file_text(name) if text is None else text, name)
     if trace.format == "agentic":
         rows = _read_agentic(text, name, trace.max_gap_s)
+    elif trace.format == "mooncake":  # its ids name blocks of the trace's own block size (a review)
+        rows = _read_mooncake(text, name, scenario, trace.block_tokens)
     else:
-        reader = {"mooncake": _read_mooncake, "azure": _read_azure, "csv": _read_csv}[trace.format]
+        reader = {"azure": _read_azure, "csv": _read_csv}[trace.format]
         rows = reader(text, name, scenario)
     del text
     arrival, prompt, output, cls, offsets, hashes = rows[:6]
@@ -111,12 +152,8 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
     arrival = (arrival - arrival.min()) / trace.time_scale
     order = np.argsort(arrival, kind="stable")
     lo, hi = np.searchsorted(arrival[order], (trace.start_s, trace.start_s + scenario.duration_s))
-    if hi <= lo:  # (only past the file's end: its first arrival is at 0) an empty run was billed (a review)
-        raise ScenarioError(
-            f"workload.trace.start_s: the window from {trace.start_s:,.0f} s to "
-            f"{trace.start_s + scenario.duration_s:,.0f} s holds none of {name}'s {len(arrival):,} requests, "
-            f"which arrive from 0 to {float(arrival.max()):,.0f} s (time-scaled): set start_s below that"
-        )
+    if hi <= lo:  # an empty run was billed, exit 0 (a review)
+        raise ScenarioError(_empty_window(trace, scenario.duration_s, name, arrival[order], int(lo)))
     if trace.max_requests is None and hi - lo > bounds.MAX_REQUESTS:  # (it sliced first: never said)
         raise TooManyRequests(
             f"{name}: {hi - lo:,} requests in the window; {bounds.requests_limit_text()}: set "

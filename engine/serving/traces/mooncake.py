@@ -53,15 +53,13 @@ def _blocks_said(where: str, ids: list[int], tokens: int, block: int) -> str:
     )
 
 
-def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
+def _read_mooncake(text: str, name: str, scenario: Scenario, block: int = 512) -> TraceArrays:
     arrival: array[float] = array("d")
     prompt: array[int] = array("q")
     output: array[int] = array("q")
     lens: array[int] = array("q")
     hashes: array[int] = array("q")
     top = bounds.MAX_TOKENS_PER_REQUEST
-    trace = scenario.workload.trace
-    block = trace.block_tokens if trace is not None else 512
     for start, lines in _chunks(text):
         for line_no, line in enumerate(lines, start=start):
             if not line or line.isspace():
