@@ -115,6 +115,8 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
         "replications": args.replications,
         "seeds": [r.scenario.seed for r in runs],
         "stats": stats,
+        # each seed's qualifying sentences, once each (a single run's JSON had them, this had none)
+        "notes": list(dict.fromkeys(n for r in runs for n in run_notes.notes(r))),
         "engine_version": ENGINE_VERSION,
     }
     if args.out:

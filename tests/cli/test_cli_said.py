@@ -174,6 +174,12 @@ def test_what_qualifies_a_run_is_said_to_python_and_in_json_as_in_the_report(
     assert main(args) == 0
     report = capsys.readouterr().out
     assert all(n in report for n in said)
+    assert main([*args, "--replications", "2", "--json"]) == 0  # each seed's notes, once each
+    seeds = json.loads(capsys.readouterr().out)["notes"]
+    assert said[1] in seeds and seeds.count(said[1]) == 1  # the same for every seed: said once
+    assert all(
+        n.startswith("faults[0] at 900 s never fired") for n in seeds if n != said[1]
+    )  # each seed's end
     over = {
         "duration_s": 30.0,
         "workload.arrival.clients": 8,
