@@ -510,3 +510,18 @@ def test_azure_column_matches_the_row_reader_exactly(stamps: list[object], digit
     got = azure._azure_column(cells)
     want = [azure._azure_seconds(c, "t", 1) for c in cells]
     assert got is not None and got.tolist() == want
+
+
+def test_a_line_that_is_not_json_says_where_and_a_csv_is_named_as_one() -> None:
+    """'not JSON (Unterminated string starting at, column 41)' read as cut off, and an Azure CSV given as a
+    Mooncake trace was told only 'Expecting value' (a trace replay review)."""
+    cut = '{"timestamp": 0, "input_length": 5, "output_length": 1}\n{"timestamp": 1, "input_length": "5\n'
+    with pytest.raises(
+        ScenarioError, match=r"line 2: not JSON at column 34 \(unterminated string starting\)$"
+    ):
+        read("mooncake", cut)
+    azure = "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
+    with pytest.raises(
+        ScenarioError, match=r"line 1: .*it reads as CSV: set workload\.trace\.format to azure"
+    ):
+        read("mooncake", azure)

@@ -40,6 +40,16 @@ def _twice(line: str) -> str | None:
     return next((k[1:-1] for k in TRACE_KEYS if own.count(k[1:-1]) > 1), None)
 
 
+def _not_json(name: str, line_no: int, line: str, exc: json.JSONDecodeError) -> str:
+    """Why a line is not a Mooncake request, in words: the parser's own ('Unterminated string starting at,
+    column 41') read as cut off, and a CSV given as a Mooncake trace was not told so (a review)."""
+    why = exc.msg.removesuffix(" at").lower()
+    said = f"{name}: line {line_no}: not JSON at column {exc.colno} ({why})"
+    if "," in line and not line.lstrip().startswith(("{", "[")):
+        said += "; it reads as CSV: set workload.trace.format to azure (Azure's columns) or csv"
+    return said
+
+
 def _blocks_said(where: str, ids: list[int], tokens: int, block: int) -> str:
     """Why a line's hash_ids do not fit its prompt at the trace's block size: the ids name the prompt's
     blocks, one each, so their count is the prompt's blocks, whole or part. A block size of 16 on
@@ -67,9 +77,7 @@ def _read_mooncake(text: str, name: str, scenario: Scenario, block: int = 512) -
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ScenarioError(
-                    f"{name}: line {line_no}: not JSON ({exc.msg}, column {exc.colno})"
-                ) from None
+                raise ScenarioError(_not_json(name, line_no, line, exc)) from None
             except (ValueError, RecursionError) as exc:
                 why = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
                 raise ScenarioError(f"{name}: line {line_no}: not usable JSON ({why})") from None
