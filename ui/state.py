@@ -457,9 +457,8 @@ def sync_link() -> None:
         for k in unknown:
             del qp[k]
     _check_seeds(qp)
-    params = {
-        k: str(qp[k]) for k in LINK_KEYS if k in qp and str(qp[k])
-    }  # an emptied key: absent (`_write_link`)
+    # an emptied key reads as absent (`_write_link`'s fallback)
+    params = {k: str(qp[k]) for k in LINK_KEYS if k in qp and str(qp[k])}
     if SCENARIO not in ss or (params and params != ss.get(LINK)):
         if params:
             try:
@@ -485,7 +484,7 @@ def _write_link(qp: Any, want: dict[str, str]) -> None:
             qp.from_dict({**{k: qp.get_all(k) for k in qp if k not in LINK_KEYS}, **want})
         else:
             qp.update(want)
-    except StreamlitAPIException:  # a key bound to a widget (Compare's a and b) refuses a whole-query write:
-        qp.update(
-            {**{k: "" for k in stale}, **want}
-        )  # one update still, a dropped key emptied (read as absent)
+    except StreamlitAPIException:
+        # a key bound to a widget (Compare's a and b) refuses a whole-query write: one update still, a
+        # dropped key emptied, which `sync_link` reads as absent
+        qp.update({**{k: "" for k in stale}, **want})

@@ -20,13 +20,10 @@ from engine.scenario import naming
 from engine.scenario.model import Scenario
 from engine.scenario.workload import unused_with_trace
 
-clean = json_plain
-"""Plain JSON data (`engine.core.numbers.json_plain`)."""
-
 
 def dumps(data: Any) -> str:
     """One JSON document, indented."""
-    return json.dumps(clean(data), indent=2)
+    return json.dumps(json_plain(data), indent=2)
 
 
 def emit_json(data: Any) -> None:

@@ -139,10 +139,7 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None, window: Any 
         # the label's capital only ("kV link faults", "ttft predicted to miss its target" read as codes)
         words = [(k if k[:2].isupper() else k[:1].lower() + k[1:], v) for k, v, _ in did]
         out.append("  " + "; ".join(f"{k} {v}" for k, v in words))
-    if scenario is not None:
-        return out + run_notes.load_notes(scenario, doc)
-    said = sustain.line(doc) or sustain.rising_line(doc)
-    return out + ([said] if said is not None else [])
+    return out + run_notes.load_notes(scenario, doc)
 
 
 def _drain_said(doc: dict[str, Any]) -> str:

@@ -44,13 +44,13 @@ def scenario_notes(
     return out
 
 
-def load_notes(scenario: Scenario, doc: Mapping[str, Any]) -> list[str]:
+def load_notes(scenario: Scenario | None, doc: Mapping[str, Any]) -> list[str]:
     """What the run's load did to its figures: a queue that grows through the window or still rose at
-    its end, a window measured while sessions ramp up."""
+    its end, and (with its `scenario`) a window measured while sessions ramp up."""
     out = []
     if (said := sustain.line(doc) or sustain.rising_line(doc)) is not None:
         out.append(said)
-    if ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc)):
+    if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
         out.append(ramp[0])
     return out
 

@@ -141,7 +141,7 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
     if trace.format == "agentic":
         rows = _read_agentic(text, name, trace.max_gap_s)
     elif trace.format == "mooncake":  # its ids name blocks of the trace's own block size (a review)
-        rows = _read_mooncake(text, name, scenario, trace.block_tokens)
+        rows = _read_mooncake(text, name, trace.block_tokens)
     else:
         reader = {"azure": _read_azure, "csv": _read_csv}[trace.format]
         rows = reader(text, name, scenario)

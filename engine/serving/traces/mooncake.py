@@ -17,7 +17,6 @@ import numpy as np
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.scenario.model import Scenario
 from engine.serving.traces.text import LENGTH_RULE, TraceArrays, _chunks, _show
 
 MAX_TIMESTAMP_MS = 1e18
@@ -63,7 +62,7 @@ def _blocks_said(where: str, ids: list[int], tokens: int, block: int) -> str:
     )
 
 
-def _read_mooncake(text: str, name: str, scenario: Scenario, block: int = 512) -> TraceArrays:
+def _read_mooncake(text: str, name: str, block: int) -> TraceArrays:
     arrival: array[float] = array("d")
     prompt: array[int] = array("q")
     output: array[int] = array("q")
