@@ -112,7 +112,13 @@ def dense_note(reqs: TraceRequests | TraceWindow, fmt: str, time_scale: float) -
         return ""
     span = f"within {reqs.last_s:,.3g} s"
     paced = f" at time scale {time_scale:g}" if time_scale != 1.0 else ""
-    hint = UNIT_HINTS.get(fmt, "check the unit of its times (workload.trace.time_scale rescales them)")
+    # a time scale set already is what to check first: the unit's hint told one set to 1,000 to set 0.001
+    hint = (
+        UNIT_HINTS.get(fmt, "check the unit of its times (workload.trace.time_scale rescales them)")
+        if time_scale == 1.0
+        else f"workload.trace.time_scale ({time_scale:g}) replays it that many times as fast; lower it if that "
+        "is not meant"
+    )
     return (
         f"The trace's file arrives {reqs.rows:,} requests {span}{paced}, over {DENSE_RPS:,.0f} req/s, where "
         f"real serving traces run far slower: {hint}."

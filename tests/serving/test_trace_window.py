@@ -89,6 +89,10 @@ def test_arrivals_too_dense_for_their_unit_are_said_with_the_setting_that_mends_
     assert said.startswith("The trace's file arrives 3,000 requests within 0.3 s, over 1,000 req/s")
     assert "Mooncake's timestamp is in milliseconds" in said and "time_scale to 0.001" in said
     assert "workload.trace.time_scale" in dense_note(dense, "csv", 1.0)
+    # a time scale set already is named, not the unit's mending (a screenshot read 'set it to 0.001' at 1,000)
+    paced = dense_note(dense, "mooncake", 1000.0)
+    assert "at time scale 1000" in paced and "time_scale (1000) replays it that many times as fast" in paced
+    assert "0.001" not in paced
     real = read_trace(sc.workload.trace, sc, text=_csv([i * 0.5 for i in range(3000)])).source
     assert dense_note(real, "csv", 1.0) == ""
     assert trace_notes(dense.window(), sc)[-1] == dense_note(dense, "csv", 1.0)
