@@ -31,7 +31,7 @@ import streamlit as st
 from streamlit import column_config as cc
 
 from engine.explain import Interval, Replicas, seed_scenarios, summarize, usd_decimals
-from engine.scenario import SEED_COUNTS, SEEDS_NOTE, Scenario
+from engine.scenario import SEED_COUNTS, SEEDS_NOTE, SEEDS_PAGES, Scenario
 from ui import sim
 from ui.text import plain
 
@@ -168,8 +168,8 @@ def job(scenario: Scenario, n: int) -> Job:
     return new
 
 
-PAGES = ("results", "compare")
-"""The pages with a seeds picker (`picker`'s `page`)."""
+PAGES = SEEDS_PAGES
+"""The pages with a seeds picker (`picker`'s `page`): the engine's, which `scenario --link` reads too."""
 PARAM = "seeds"
 """The share link's query parameter of the count (left out at one seed): a colleague opening a link
 saw one seed's figures where the sender read the mean of five (a review)."""

@@ -18,8 +18,10 @@ from engine.core import (
     ScenarioError,
     directed,
     store_upload,
+    unpack_upload,
 )
 from engine.explain import (
+    JSON_SUFFIXES,
     arrival_histogram,
     dense_note,
     idle_tail,
@@ -60,7 +62,11 @@ def _window_of(
     tr = _sc.workload.trace
     assert tr is not None
     got = read_trace(tr, _sc).source
-    return kept_text(got, duration_s, tr.start_s), got.after, dense_note(got, tr.format, tr.time_scale)
+    return (
+        kept_text(got, duration_s, tr.start_s, tr.format),
+        got.after,
+        dense_note(got, tr.format, tr.time_scale),
+    )
 
 
 def trace_lengths(sc: Scenario, requests: pd.DataFrame | None) -> None:
@@ -168,12 +174,13 @@ def upload_editor() -> None:
     """Upload a trace (CSV or JSONL, size-limited); it is checked, kept by content hash, and replayed."""
     up = st.file_uploader(
         "Trace file",
-        type=["csv", "jsonl"],
+        type=["csv", "jsonl", "json", "gz"],
         key=state.upload_key(),
         max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
         help="Mooncake JSONL (timestamp ms, input_length, output_length[, hash_ids]); Azure CSV (TIMESTAMP, "
-        "ContextTokens, GeneratedTokens); or a plain CSV (arrival_s, input_tokens, output_tokens[, class]). "
-        f"At most {MAX_TRACE_BYTES // (1024 * 1024)} MiB.",
+        "ContextTokens, GeneratedTokens); a plain CSV (arrival_s, input_tokens, output_tokens[, class]); or "
+        "agentic sessions, JSON (kv-cache-tester's: requests of t, in, out, hash_ids). Each may be gzipped. "
+        f"At most {MAX_TRACE_BYTES // (1024 * 1024)} MiB, unpacked.",
     )
     if up is None:
         return
@@ -186,15 +193,19 @@ def upload_editor() -> None:
         st.error(f"{name}: {len(raw):,} bytes; the limit is {MAX_TRACE_BYTES:,}")
         return
     try:
+        inner, raw = unpack_upload(up.name, raw)
         text = raw.decode("utf-8-sig")
+    except ScenarioError as exc:
+        _refused(plain(exc))
+        return
     except UnicodeDecodeError:
         _refused(f"{name}: not UTF-8 text")
         return
-    suffix = ".jsonl" if up.name.endswith(".jsonl") else ".csv"
-    first = text.split("\n", 1)[0]
-    fmt = trace_format("x" + suffix, first)
+    suffix = stored_suffix(inner)
+    head = _head(text, inner)
+    fmt = trace_format(inner, head)
     if fmt is None:
-        _refused(f"{name}: {plain(trace_problem('x' + suffix, first))}")
+        _refused(f"{name}: {plain(trace_problem(inner, head))}")
         return
     sc = state.scenario()
     # the replay's cap on requests set over the trace before it holds for this one (set to 100,000, a
@@ -231,10 +242,22 @@ def upload_editor() -> None:
         {"format": fmt, "path": ref, "max_requests": cap},
         digest,
         up.name,
-        kept_text(reqs.source, sc.duration_s),
+        kept_text(reqs.source, sc.duration_s, fmt=fmt),
     )
     if st.session_state.get(state.UPLOAD_DONE) == digest:
         st.rerun()
+
+
+def stored_suffix(name: str) -> str:
+    """What an upload named `name` (its gzip layer off) is stored as: JSON of any kind as JSON Lines (an
+    agentic file of one document reads as well so)."""
+    return ".csv" if name.endswith(".csv") else ".jsonl"
+
+
+def _head(text: str, name: str) -> str:
+    """What `trace_format` reads of an upload: a CSV's header, a JSON file's opening 64 KiB (an agentic
+    session pretty-printed opens with a brace alone on its line)."""
+    return text.lstrip()[:65536] if name.endswith(JSON_SUFFIXES) else text.split("\n", 1)[0]
 
 
 def _read_capped(trace: Trace, sc: Scenario, text: str) -> tuple[Any, tuple[str, int] | None]:
@@ -390,16 +413,16 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str, cap: int |
     up = st.session_state.get(state.upload_key())
     if up is None:
         return
-    raw = up.getvalue()
     sc = state.scenario()
     classes = with_classes(sc, names)
     st.session_state.pop(CREATE_EARLIEST, None)
     try:
+        raw = unpack_upload(up.name, up.getvalue())[1]
         text = raw.decode("utf-8-sig")
         with_them = apply_overrides(sc, {"workload.classes": classes}, merge=False)
         trace = Trace(format=fmt, path=file_name[:200] or "upload", max_requests=cap)  # type: ignore[arg-type]
         reqs = read_trace(trace, with_them, text=text)
-        ref = store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
+        ref = store_upload(raw, stored_suffix(file_name.removesuffix(".gz")))
         # the work bound the upload itself checks, with the classes the file adds (it was skipped here:
         # such a file was refused only when its run was, a read-through)
         over, earliest = _work_check(with_them, trace, ref, text, reqs, file_name)
@@ -419,7 +442,7 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str, cap: int |
         state.clear_upload_notes()
         state.notify(
             f"{file_name}: created class{'es' if len(names) > 1 else ''} {', '.join(names)} (SLOs on the SLO page); "
-            f"{kept_text(reqs.source, sc.duration_s)}, format {fmt}.",
+            f"{kept_text(reqs.source, sc.duration_s, fmt=fmt)}, format {fmt}.",
             kind="success",
             key=f"upload:{file_name}",
         )

@@ -49,10 +49,6 @@ def add_link_flags(parser: argparse.ArgumentParser) -> None:
     add_url_flag(parser)
 
 
-SEEDS_PAGES = ("results", "compare")
-"""The pages whose figures a link's `seeds` makes the mean of several seeds (the dashboard's `ui.replicas.PAGES`)."""
-
-
 def address(
     scen: Scenario, ref: str, page: str = "results", url: str | None = DEFAULT_URL, **extra: str
 ) -> str:
@@ -69,7 +65,12 @@ def address(
     # file's link named chat-disaggregated: its exports' names and Reset went there; a round-trip review)
     preset = ref if not is_file_ref(ref) and ref in codec.preset_names() else codec.closest_preset(scen)
     params = codec.to_link(scen, preset)
-    if is_file_ref(ref) and page in SEEDS_PAGES and "seeds" not in extra and (n := codec.seeds_stated(ref)):
+    if (
+        is_file_ref(ref)
+        and page in codec.SEEDS_PAGES
+        and "seeds" not in extra
+        and (n := codec.seeds_stated(ref))
+    ):
         extra = {**extra, "seeds": str(n)}  # the page's mean of several seeds, as the file's first line says
     try:
         codec.check_untrusted(codec.from_link(params))  # as the dashboard decodes and checks it

@@ -18,12 +18,13 @@ from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 
 
-def write_outputs(res: SimResult, out: Path | str, fmt: str = "csv") -> None:
+def write_outputs(res: SimResult, out: Path | str, fmt: str = "csv", *, field: str = "out") -> None:
     """Write a run's tables, summary and scenario into the folder `out`, as ``run --out`` does.
 
     The per-request and time-series tables in `fmt` (csv, or parquet); summary.json names the
     scenario, its seed and the engine's version, scenario.toml reruns it (a result's own DataFrames
-    carry none of them)."""
+    carry none of them). `field`: what a refusal calls `out` (the CLI's "--out"; Python's argument
+    by default: a notebook user was told of a flag they never typed)."""
     if fmt not in ("csv", "parquet"):
         raise ScenarioError(f"fmt: csv or parquet (got {fmt!r})")
     out = Path(out)
@@ -32,8 +33,9 @@ def write_outputs(res: SimResult, out: Path | str, fmt: str = "csv") -> None:
     try:
         _write_outputs(res, out, fmt)
     except OSError as exc:
+        named = f"{field} {out}" if field.startswith("--") else f"{field}={str(out)!r}"
         raise ScenarioError(
-            f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
+            f"{named}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
         ) from None
 
 
@@ -52,7 +54,7 @@ def _as_edited(sc: Scenario) -> Scenario:
 def write_replications(runs: Sequence[SimResult], doc: dict[str, Any], out: Path, fmt: str) -> None:
     """Write each replication's files under ``seed-<N>/`` and the intervals as ``replications.json``."""
     for res in runs:
-        write_outputs(res, out / f"seed-{res.scenario.seed}", fmt)
+        write_outputs(res, out / f"seed-{res.scenario.seed}", fmt, field="--out")
     try:
         (out / "replications.json").write_text(dumps(doc), encoding="utf-8")
     except OSError as exc:

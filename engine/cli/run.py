@@ -220,7 +220,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_replications(args, scen, check)
     res = simulate(scen, check_work=check)
     if args.out:
-        write_outputs(res, Path(args.out), args.format)
+        write_outputs(res, Path(args.out), args.format, field="--out")
     edge = spread = None
     if args.margin:
         from engine.explain.margin import run_spread  # pandas: loaded only when asked

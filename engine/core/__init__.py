@@ -33,6 +33,7 @@ _API = {
     "LEGACY_PREFIX": "engine.core.datafiles",
     "UPLOAD_PREFIX": "engine.core.datafiles",
     "store_upload": "engine.core.datafiles",
+    "unpack_upload": "engine.core.datafiles",
     "ScenarioError": "engine.core.errors",
     "format_validation_error": "engine.core.errors",
     "rate2": "engine.core.numbers",
@@ -64,6 +65,7 @@ __all__ = [
     "format_validation_error",
     "rate2",
     "store_upload",
+    "unpack_upload",
 ]
 
 
@@ -84,6 +86,6 @@ if TYPE_CHECKING:
         MAX_TRACE_BYTES,
     )
     from engine.core.bounds import TABLE as BOUNDS_TABLE
-    from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload
+    from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload, unpack_upload
     from engine.core.errors import ScenarioError, format_validation_error
     from engine.core.numbers import count3, directed, rate2

@@ -165,6 +165,34 @@ def read_text(path: str) -> str:
         raise ScenarioError(f"{path}: not UTF-8 text") from None
 
 
+UPLOAD_SUFFIXES = (".csv", ".jsonl", ".json")
+"""What an uploaded trace's name may end in (each may be gzipped: ``.gz`` after it)."""
+
+
+def unpack_upload(name: str, raw: bytes) -> tuple[str, bytes]:
+    """An uploaded trace's name and bytes with a gzip layer taken off (as the shipped traces are stored;
+    a user had only the agentic sample's .jsonl.gz to upload), unpacked to at most
+    `bounds.MAX_TRACE_BYTES`: a small file that unpacks past it is refused, not unpacked whole."""
+    if not name.endswith(".gz"):
+        return name, raw
+    inner = name[:-3]
+    if not inner.endswith(UPLOAD_SUFFIXES):
+        raise ScenarioError(f"{name}: a gzipped upload holds a .csv, .jsonl or .json file")
+    out, data, limit = bytearray(), raw, bounds.MAX_TRACE_BYTES
+    while data:  # a gzip file may hold several members, one after another
+        unzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += unzip.decompress(data, limit + 1 - len(out))
+        except zlib.error:
+            raise ScenarioError(f"{name}: not a gzip file, or a damaged one") from None
+        if len(out) > limit or unzip.unconsumed_tail:
+            raise ScenarioError(f"{name}: unpacks to more than {limit:,} bytes, the limit")
+        if not unzip.eof:
+            raise ScenarioError(f"{name}: cut off (its gzip stream ends early)")
+        data = unzip.unused_data
+    return inner, bytes(out)
+
+
 def store_upload(raw: bytes, suffix: str) -> str:
     """Keep an uploaded trace under its content hash; the ``upload:`` reference that names it."""
     if suffix not in (".csv", ".jsonl"):

@@ -63,7 +63,7 @@ _BY_MODULE = {
         "with_model_fitted with_pool_added with_pool_removed without_custom_chip without_edge_site"
     ),
     "roofline_chips": "fitting_layout scenario_layout fitting_tp pool_chips roofline roofline_name",
-    "trace_files": "trace_format trace_problem idle_tail kept_text dense_note",
+    "trace_files": "trace_format trace_problem idle_tail kept_text dense_note JSON_SUFFIXES",
     "mode_switch": "with_mode chips_changed split_text with_load_of unshared_edits",
     "band_judged": "inside_band inside_band_note",
     "layout_choices": "fitting_eps",
@@ -108,6 +108,7 @@ __all__ = [
     "GROWS",
     "HEADLINE_SOURCES",
     "HEADROOM",
+    "JSON_SUFFIXES",
     "LAYERS",
     "LEVEL",
     "MAX_MEASUREMENT_BYTES",
@@ -486,6 +487,13 @@ if TYPE_CHECKING:
         met_faults_note,
         unmet_faults,
     )
-    from engine.explain.trace_files import dense_note, idle_tail, kept_text, trace_format, trace_problem
+    from engine.explain.trace_files import (
+        JSON_SUFFIXES,
+        dense_note,
+        idle_tail,
+        kept_text,
+        trace_format,
+        trace_problem,
+    )
     from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import LatencyKind, latency_shortfall, rate_span_s, shortfall_rps

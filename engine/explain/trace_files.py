@@ -18,11 +18,21 @@ AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 """The columns of Azure's LLM inference traces."""
 
 
+JSON_SUFFIXES = (".jsonl", ".json")
+"""The names of files a JSON trace comes in: Mooncake's JSON Lines, agentic sessions (one document or many)."""
+
+
 def trace_format(file_name: str, first_line: str) -> str | None:
-    """The trace format a file is in, from its name and first line (None: not a trace Fengong reads)."""
+    """The trace format a file is in, from its name and first line (None: not a trace Fengong reads).
+
+    A JSON file's first line may be given with what follows it (an agentic session pretty-printed opens
+    with a lone brace): a session holds ``requests``, a Mooncake line ``input_length``."""
     head = first_line.strip()
-    if file_name.endswith(".jsonl") and head.startswith("{") and "input_length" in head:
-        return "mooncake"
+    if file_name.endswith(JSON_SUFFIXES) and head.startswith("{"):
+        if '"requests"' in head:  # kv-cache-tester's agentic sessions (the shipped sample's format)
+            return "agentic"
+        if "input_length" in head and file_name.endswith(".jsonl"):
+            return "mooncake"
     if file_name.endswith(".csv"):
         cols = {c.strip() for c in head.split(",")}
         if set(AZURE_COLUMNS) <= cols:
@@ -36,10 +46,11 @@ def trace_problem(file_name: str, first_line: str) -> str:
     """Why a file is not a trace Fengong reads, naming what each format needs: "not a trace Fengong
     reads (see the help)" sent a user whose CSV said time,prompt,completion to look elsewhere (a
     walkthrough)."""
-    if file_name.endswith(".jsonl"):
+    if file_name.endswith(JSON_SUFFIXES):
         return (
-            "not a Mooncake trace: its first line should be a JSON object with timestamp (ms), "
-            "input_length and output_length"
+            "not a JSON trace Fengong reads: a Mooncake trace's first line is a JSON object with timestamp "
+            "(ms), input_length and output_length; an agentic session file's documents hold block_size and "
+            "requests (each with t, in, out and hash_ids)"
         )
     head = [c.strip() for c in first_line.strip().split(",") if c.strip()][:8]
     got = f"its header has {', '.join(head)}" if head else "it has no header"
@@ -49,11 +60,14 @@ def trace_problem(file_name: str, first_line: str) -> str:
     )
 
 
-def kept_text(reqs: TraceRequests | TraceWindow, duration_s: float, start_s: float = 0.0) -> str:
+def kept_text(
+    reqs: TraceRequests | TraceWindow, duration_s: float, start_s: float = 0.0, fmt: str = ""
+) -> str:
     """'1,666,666 requests in the window' and, where the file holds more, where the rest went: past
     `max_requests`, before the window's start, at or past its end (with the file's last arrival, and a
     hint where that looks like milliseconds read as seconds). An upload said '3 requests in the window'
-    of a 3,000-row file stamped in milliseconds, the rest dropped unsaid (a review)."""
+    of a 3,000-row file stamped in milliseconds, the rest dropped unsaid (a review). Agentic sessions
+    (`fmt`) are in seconds, their gaps a user's pauses: the hint names the gap cut instead."""
     said = f"{len(reqs):,} request{'' if len(reqs) == 1 else 's'} in the window"
     if reqs.rows <= len(reqs):
         return said
@@ -65,6 +79,8 @@ def kept_text(reqs: TraceRequests | TraceWindow, duration_s: float, start_s: flo
     if reqs.after:
         far = reqs.after > len(reqs) and reqs.last_s > 100.0 * (start_s + duration_s)
         hint = " (if its times are in milliseconds, set the trace's time scale to 1,000)" if far else ""
+        if fmt == "agentic":  # seconds from each session's start, hours apart where its user paused
+            hint = " (its sessions pause for hours in places: workload.trace.max_gap_s cuts each pause to a bound)"
         parts.append(
             f"{reqs.after:,} at or past its end at {start_s + duration_s:,.0f} s (the file runs to "
             f"{reqs.last_s:,.0f} s){hint}"
@@ -132,7 +148,7 @@ def trace_notes(win: TraceWindow, scenario: Scenario) -> list[str]:
     milliseconds replayed 26 of its 12,031 rows, with exit 0 (a review)."""
     tr = scenario.workload.trace
     assert tr is not None
-    kept = kept_text(win, scenario.duration_s, tr.start_s)
+    kept = kept_text(win, scenario.duration_s, tr.start_s, tr.format)
     out = [kept + "."] if " of the file's " in kept else []
     arrivals = [win.last_arrival_s] if win.kept else []
     out += [x for x in (idle_tail(arrivals, scenario.duration_s, win.after),) if x]

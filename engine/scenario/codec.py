@@ -295,6 +295,8 @@ SEEDS_NOTE = "# shown on the dashboard as the mean of "
 several seeds, the count next (the dashboard writes and reads it; `scenario --link` carries it)."""
 SEED_COUNTS = (1, 3, 5, 10)
 """The seeds counts the dashboard offers (its seeds picker's; 1: one seed, as always)."""
+SEEDS_PAGES = ("results", "compare")
+"""The dashboard's pages with a seeds picker, whose figures a link's `seeds` makes the mean of several seeds."""
 
 
 def seeds_stated(path: str | Path) -> int | None:

@@ -24,6 +24,7 @@ def test_trace_formats_and_shipped_traces() -> None:
     assert {(t.label, t.format) for t in traces} >= {
         ("mooncake/conversation_trace", "mooncake"),
         ("azure_llm_2023/AzureLLMInferenceTrace_code", "azure"),
+        ("kv_cache_tester_sample/sessions", "agentic"),  # it was missing from the picker: read as Mooncake
     }
     assert all(t.path.startswith("data:") for t in traces)
 

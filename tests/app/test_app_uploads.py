@@ -391,3 +391,28 @@ def test_a_trace_over_the_request_cap_offers_its_earliest_requests(monkeypatch: 
     assert_clean(at)
     tr = scenario_of(at).workload.trace
     assert tr is not None and tr.max_requests == 2000
+
+
+def test_a_gzipped_agentic_session_file_uploads() -> None:
+    """The page took .csv and .jsonl alone and read JSON as Mooncake's: agentic sessions (the shipped sample
+    is a .jsonl.gz) could not be uploaded at all. Gzipped, pretty-printed, they replay as agentic sessions,
+    and the window says what cuts their pauses."""
+    import gzip
+    import json
+
+    def session(i: int) -> dict[str, object]:
+        turns = [{"t": t, "in": 512 * (k + 1), "out": 40, "hash_ids": list(range(1, 2 * k + 3))} for k, t in (
+            (0, 0), (1, 3), (2, 9000)
+        )]  # fmt: skip
+        return {"id": f"s{i}", "block_size": 256, "requests": turns}
+
+    body = gzip.compress("\n".join(json.dumps(session(i), indent=1) for i in range(3)).encode())
+    at = app("workload")
+    at.segmented_control(key="fg:source").set_value("upload").run()
+    at.file_uploader(key="fg:upload").set_value(("agent.json.gz", body, "application/gzip")).run()
+    assert_clean(at)
+    trace = scenario_of(at).workload.trace
+    assert trace is not None and trace.format == "agentic" and trace.path.endswith(".jsonl")
+    said = " ".join(text_of(m.value) for m in (*at.success, *at.toast, *at.caption))
+    assert "6 requests in the window of the file's 9" in said and "workload.trace.max_gap_s cuts" in said
+    assert "Max gap (s)" in {n.label for n in at.number_input}

@@ -393,3 +393,52 @@ def test_any_session_gives_requests_or_a_scenario_error(
 def test_any_bytes_give_requests_or_a_scenario_error(data: bytes) -> None:
     with contextlib.suppress(ScenarioError):
         read(data.decode("utf-8", "replace"))
+
+
+# --- uploads: a gzipped file, its format told from its opening, its pauses named -------------------------
+
+
+def test_an_upload_unpacks_its_gzip_layer_within_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agentic sample ships as .jsonl.gz and the Workload page took .csv and .jsonl alone: a user had no
+    file of that format to upload. A gzipped upload is unpacked, to the trace limit and no further."""
+    from engine.explain.trace_files import trace_format
+
+    raw = (datafiles.data_dir() / "traces" / "kv_cache_tester_sample" / "sessions.jsonl.gz").read_bytes()
+    name, text = datafiles.unpack_upload("sessions.jsonl.gz", raw)
+    assert name == "sessions.jsonl" and trace_format(name, text.decode()[:65536]) == "agentic"
+    assert datafiles.unpack_upload("a.csv", b"x") == ("a.csv", b"x")  # not gzipped: as it came
+    two = gzip.compress(b"arrival_s,input_tokens,") + gzip.compress(b"output_tokens\n0,1,1\n")
+    assert datafiles.unpack_upload("a.csv.gz", two)[1].endswith(b"output_tokens\n0,1,1\n")  # every member
+    monkeypatch.setattr(datafiles.bounds, "MAX_TRACE_BYTES", 1000)
+    for name, body, said in (
+        ("a.csv.gz", gzip.compress(b"0" * 5000), "a.csv.gz: unpacks to more than 1,000 bytes, the limit"),
+        ("a.csv.gz", b"not gzip", "a.csv.gz: not a gzip file, or a damaged one"),
+        ("a.csv.gz", gzip.compress(bytes(range(256)) * 3)[:-20], "a.csv.gz: cut off"),
+        ("a.txt.gz", gzip.compress(b"0"), "a.txt.gz: a gzipped upload holds a .csv, .jsonl or .json file"),
+    ):
+        with pytest.raises(ScenarioError, match="^" + said.replace(".", r"\.")):
+            datafiles.unpack_upload(name, body)
+
+
+def test_a_json_trace_is_told_by_what_it_holds() -> None:
+    from engine.explain.trace_files import trace_format, trace_problem
+
+    pretty = json.dumps({"id": "s1", "block_size": 64, "requests": [{"t": 0, "in": 9, "out": 2}]}, indent=2)
+    assert pretty.split("\n", 1)[0] == "{" and trace_format("x.json", pretty) == "agentic"
+    assert trace_format("x.jsonl", '{"id":"s","requests":[]}') == "agentic"
+    assert trace_format("x.jsonl", '{"timestamp": 0, "input_length": 5}') == "mooncake"
+    assert trace_format("x.json", '{"timestamp": 0, "input_length": 5}') is None  # Mooncake's is JSON Lines
+    said = trace_problem("x.json", '{"a": 1}')
+    assert "input_length" in said and "requests (each with t, in, out and hash_ids)" in said
+
+
+def test_a_window_that_leaves_sessions_out_names_the_gap_cut_not_a_time_unit() -> None:
+    """The sample in a 600 s window keeps 174 of its 889 requests; what it said was 'if its times are in
+    milliseconds, set the time scale to 1,000', wrong of a file in seconds whose sessions pause for hours."""
+    from engine.explain.trace_files import trace_notes
+
+    sc = sio.apply_overrides(BASE, {"workload.trace": {"format": "agentic", "path": SAMPLE}})
+    win = read_trace(sc.workload.trace, sc).source.window()
+    (said,) = trace_notes(win, sc)
+    assert said.startswith(f"{len(win):,} requests in the window of the file's 889")
+    assert "workload.trace.max_gap_s cuts each pause" in said and "milliseconds" not in said

@@ -428,6 +428,11 @@ def test_the_front_door_writes_a_runs_files(tmp_path: Path) -> None:
     assert doc["scenario"]["seed"] == res.scenario.seed and doc["engine_version"] == res.engine_version
     with pytest.raises(ScenarioError, match="fmt: csv or parquet"):
         engine.write_outputs(res, tmp_path / "x", "xlsx")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    with pytest.raises(ScenarioError, match=r"^out='.*a-file/d': cannot write there") as err:
+        engine.write_outputs(res, a_file / "d")  # names the argument given, not the CLI's --out
+    assert "--out" not in str(err.value)
 
 
 def test_requests_or_a_slowdown_that_cannot_be_this_scenarios_are_refused() -> None:
