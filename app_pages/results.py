@@ -5,6 +5,7 @@ from typing import Any
 import streamlit as st
 
 from engine import explain as ex
+from engine.planning import vendor_crossing
 from ui import (
     advisor,
     charts,
@@ -40,6 +41,8 @@ if (way := ex.way_in_line(s)) is not None:  # network and control plane, as shar
     st.info(plain(way), icon=":material/lan:")
 if (held := ex.client_line(s)) is not None:  # a ceiling on requests in flight: the wait before the send
     st.info(plain(held), icon=":material/hourglass_top:")
+if crossing := vendor_crossing(sc):  # the KV hand-off between chip vendors (`emit` alone said it: a review)
+    st.info(plain(f"{crossing[0].upper()}{crossing[1:]}."), icon=":material/swap_horiz:")
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
 rep = reps[0] if reps else None
 cap.caption(  # after the seeds: the headline figures of several are their mean, not this seed's

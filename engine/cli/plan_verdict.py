@@ -124,7 +124,7 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         print(f"  {v.risk_text()}")
     if v.prices_text():
         print(f"  {v.prices_text()}")
-    from engine.planning.emit_facts import vendor_crossing_text  # (the emit's facts: only where a plan chose)
+    from engine.scenario.crossing import vendor_crossing_text  # (its pools and chips alone)
 
     if p.best is not None and (crossing := vendor_crossing_text(p.best)):
         print(f"  {crossing}")

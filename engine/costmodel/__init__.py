@@ -1,6 +1,8 @@
 """The cost of one engine iteration: the roofline and its step model.
 
 Owns: `perf` (Instance: the deployment unit, its memory and rates; the roofline constants),
+`scale_out` (groups of chips wider than one machine: when their collectives cross the network, and
+the latency they wait),
 `iteration` (FLOPs, bytes and time of prefill and decode iterations over arrays, KV transfer),
 `step` (the simulator's scalar fast path of the same, decode runs in closed form), `roofline`
 (tables of one instance's phases), `power` (a chip's power from what it does), `power_cap` (a

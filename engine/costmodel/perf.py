@@ -56,6 +56,9 @@ from engine.catalog.specs import (
 from engine.core.errors import ScenarioError
 from engine.core.no_bool import real_number
 from engine.costmodel import profile_pass, stages
+from engine.costmodel.scale_out import SCALE_OUT_LATENCY_US as SCALE_OUT_LATENCY_US  # (re-exported)
+from engine.costmodel.scale_out import scale_out_hops as scale_out_hops  # (re-exported)
+from engine.costmodel.scale_out import spans_machines as spans_machines  # (re-exported)
 from engine.costmodel.tiers import MemoryTiers
 
 ACTIVATION_BYTES = 2.0
@@ -67,16 +70,6 @@ Llama-3.1-70B projection shapes; data/reference/kernels-h200.csv, this project's
 MATMUL_FRACTION_LOW = 0.745
 """Fraction of the FP8 dense peak the same GEMMs reach in FP8 (1,475 of 1,979 TFLOP/s on the H200).
 FP4 GEMMs are assumed to reach the same fraction of theirs (no FP4 chip was measured)."""
-
-SCALE_OUT_LATENCY_US = 50.0
-"""Least latency (µs) of one collective whose chips span more than one scale-up domain (a TP group
-over two 8-GPU machines): NCCL's small-message all-reduce between nodes crosses the NICs and the
-switch. Assumption, five times the in-node `allreduce_latency_us`, checked against published
-figures for 16 ranks on two machines: 25-33 µs at 16 B-16 KB over eight 400 Gb/s InfiniBand NICs
-a machine (NVIDIA/nccl-tests issue 309, H100, NCCL 2.26.2), 30-36 µs in NCCL's own tuning model
-(src/graph/tuning.cc), 123-139 µs without RDMA (GCP A3 Mega, GPUDirect-TCPXO). The measured 33 µs
-scored worse held out, so the figure stays (docs/calibration.md, "The cost of a TP group over
-machines, against published measurements")."""
 
 UNHIDDEN_FRACTION: Final = 0.32
 """Share of the shorter of an iteration's compute and memory times that the longer does not hide:
@@ -106,14 +99,6 @@ and vLLM run on MI300X) ships precompiled MLA decode kernels for 16 and for 128 
 gfx942 (hsa/gfx942/mla/: mla_dec_stage1_bf16_a16w16_subQ16_mqa16 and ..._subQ128_mqa128; vLLM's
 aiter MLA tests: 'num_heads (gqa_ratio) supported: 16 and 128'), so a TP8 rank's 16 heads are
 not padded."""
-
-
-def spans_machines(hw: HardwareSpec, chips: int) -> bool:
-    """True when a group of `chips` chips (a tensor- or expert-parallel group) is larger than the
-    chip's scale-up domain (a TP16 over two 8-GPU machines): its collectives cross the NICs and its
-    stack runs a multi-node executor. The one rule for an instance, its all-to-all (`step`) and a
-    measured point (`moe_fit.spans_machines`)."""
-    return chips > hw.scale_up_domain
 
 
 def roof(compute_s: Any, memory_s: Any) -> Any:
@@ -553,12 +538,14 @@ class Instance:
         in_domain = self._link_bytes_per_s(hw.scale_up_domain)
         return min(hw.scale_out_gb_s * hw.scale_up_domain * 1e9, in_domain)
 
-    def link_latency_s(self, span: int | None = None) -> float:
+    def link_latency_s(self, span: int | None = None, *, reduce: bool = False) -> float:
         """Seconds of latency of one collective over `span` chips (default: tp): the chip's
-        `allreduce_latency_us` within its scale-up domain, at least `SCALE_OUT_LATENCY_US` beyond it."""
+        `allreduce_latency_us` within its scale-up domain, at least `SCALE_OUT_LATENCY_US` beyond it,
+        times `scale_out_hops` for an all-reduce (`reduce`; a send or an all-to-all crosses once)."""
         lat = self.hardware.allreduce_latency_us
-        if spans_machines(self.hardware, span or self.tp):
-            lat = max(lat, SCALE_OUT_LATENCY_US)
+        chips = span or self.tp
+        if spans_machines(self.hardware, chips):
+            lat = max(lat, SCALE_OUT_LATENCY_US * (scale_out_hops(self.hardware, chips) if reduce else 1))
         return lat * 1e-6
 
     def comm_time(self, tokens: ArrayLike) -> Any:
@@ -573,7 +560,7 @@ class Instance:
         out: Any = 0.0 if scalar else np.zeros_like(t)
         if self.tp > 1:
             ring = 2.0 * (self.tp - 1) / self.tp * msg / self.allreduce_bytes_per_s()
-            out = out + 2.0 * self.model.layers * (ring + self.link_latency_s())
+            out = out + 2.0 * self.model.layers * (ring + self.link_latency_s(reduce=True))
         if self.pp > 1:
             out = out + (self.pp - 1) * (
                 msg / self._link_bytes_per_s(self.chips) + self.link_latency_s(self.chips)

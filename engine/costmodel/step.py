@@ -121,7 +121,7 @@ class StepModel:
             return 0.0
         msg = tokens * inst.model.hidden * ACTIVATION_BYTES
         ring = 2.0 * (inst.tp - 1) / inst.tp * msg / inst.allreduce_bytes_per_s()
-        return 2.0 * inst.model.layers * (ring + inst.link_latency_s())
+        return 2.0 * inst.model.layers * (ring + inst.link_latency_s(reduce=True))
 
     def _pass(
         self, q: float, pairs: float, k: float, d: float, c_attn: float, c_kv: float, largest: float = 0.0

@@ -18,6 +18,8 @@ from engine.catalog.model_spec import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.scenario import power_budget
+from engine.scenario.crossing import crossing_text
+from engine.scenario.crossing import vendor_crossing_text as vendor_crossing_text  # (re-exported)
 from engine.scenario.model import Limits, Pool, Scenario
 from engine.scenario.workload import LengthDist
 from engine.serving.traces import read as read_trace
@@ -241,40 +243,7 @@ def vendor_crossing(f: DeploymentFacts) -> str:
     choice emitted with plain NixlConnector commands and nothing said)."""
     if not f.disaggregated:
         return ""
-    return _crossing([(p.role, p.vendor, p.hardware_id) for p in f.pools])
-
-
-def _crossing(pools: list[tuple[str, str, str]]) -> str:
-    """`vendor_crossing` over (role, vendor, chip id) per data-centre pool of a split deployment."""
-    sides = {
-        role: sorted({(vendor, hw) for r, vendor, hw in pools if r == role}) for role in ("prefill", "decode")
-    }
-    vendors = {role: {v for v, _ in pairs} for role, pairs in sides.items()}
-    if not vendors["prefill"] or not vendors["decode"] or vendors["prefill"] == vendors["decode"]:
-        return ""
-
-    def named(role: str) -> str:
-        return ", ".join(f"{v} ({hw})" for v, hw in sides[role])
-
-    return (
-        f"the KV cache crosses vendors: prefill on {named('prefill')}, decode on {named('decode')}. The "
-        "simulation prices the hand-off by the link alone; check that your stack's KV connector moves the "
-        "cache between these chips before you buy"
-    )
-
-
-def vendor_crossing_text(scenario: Scenario) -> str:
-    """`vendor_crossing` of a scenario's deployment (a plan's choice), from its pools and chips alone:
-    the whole `facts` draw the workload for its longest request, on every rerun of the Planner page."""
-    dep = scenario.deployment
-    if dep.mode != "disaggregated":
-        return ""
-    pools: list[tuple[str, str, str]] = []
-    for p in dep.pools:
-        if p.tier == "datacenter":
-            chip = scenario.chip(p.hardware)
-            pools.append((p.role, chip.vendor if chip is not None else "unknown", p.hardware))
-    return _crossing(pools)
+    return crossing_text([(p.role, p.vendor, p.hardware_id) for p in f.pools])
 
 
 def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list[str]:

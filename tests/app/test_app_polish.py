@@ -503,3 +503,15 @@ def test_the_stacks_iteration_policy_says_whose_default_it_is() -> None:
     box = next(s for s in at.selectbox if s.label == "Iteration")
     assert box.options[:2] == ["mixed (vLLM's default)", "mixed"], box.options
     assert "a policy chosen by name stays whatever the stack" in str(box.help)
+
+
+def test_results_say_a_kv_hand_off_between_chip_vendors() -> None:
+    """Prefill on H100s, decode on MI300Xs: only `emit` said that the hand-off crosses vendors (a review)."""
+    at = app("results", short(**{"deployment.pools[1].hardware": "mi300x"}))
+    assert_clean(at)
+    said = [text_of(i.value) for i in at.info if "crosses vendors" in text_of(i.value)]
+    assert said and said[0].startswith(
+        "The KV cache crosses vendors: prefill on NVIDIA (h100-sxm), decode on AMD"
+    )
+    plain_run = app("results")
+    assert not [i for i in plain_run.info if "crosses vendors" in text_of(i.value)]

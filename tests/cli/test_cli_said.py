@@ -214,3 +214,30 @@ def test_a_trace_run_says_how_its_file_meets_the_window_and_planning_one_names_t
         "sweep its pace: `fengong sweep SCENARIO --vary workload.trace.time_scale=1,2,4`"
         in capsys.readouterr().err
     )
+
+
+def test_a_kv_hand_off_between_chip_vendors_is_said_where_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """Prefill on H100s and decode on MI300Xs ran, advised and compared with no word of the KV cache crossing
+    vendors; `emit` alone said to check the stack's connector (a hardware strategist's review)."""
+    sets = ["duration_s=20", "deployment.pools[1].hardware=mi300x"]
+    args = ["run", "chat-disaggregated", *(x for s in sets for x in ("--set", s))]
+    assert main([*args, "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)["notes"]
+    crossing = "The KV cache crosses vendors: prefill on NVIDIA (h100-sxm), decode on AMD (mi300x)."
+    (said,) = [n for n in said if n.startswith("The KV cache")]
+    assert said.startswith(crossing) and said.endswith("moves the cache between these chips before you buy.")
+    assert main(args) == 0 and said in capsys.readouterr().out
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=20", "--json"]) == 0  # one vendor: nothing
+    assert not [n for n in json.loads(capsys.readouterr().out)["notes"] if "crosses vendors" in n]
+
+
+def test_a_tp_group_wider_than_a_machine_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """A TP64 of H100s ran over eight machines with nothing said (a hardware strategist's review)."""
+    sets = ["duration_s=20", "deployment.pools[1].tp=64"]
+    assert main(["run", "chat-disaggregated", *(x for s in sets for x in ("--set", s)), "--json"]) == 0
+    said = [n for n in json.loads(capsys.readouterr().out)["notes"] if "TP group" in n]
+    assert said == [
+        "deployment.pools[1] (decode): its TP group of 64 h100-sxm spans 8 machines of 8 chips, so each layer's "
+        "two all-reduces cross the network, at least 150 µs each; instances of at most 8 chips keep them inside "
+        "a machine"
+    ]

@@ -529,6 +529,23 @@ def test_a_tp_group_over_two_machines_pays_the_scale_out_latency(catalog: Catalo
     assert float(sixteen.comm_time(1)) == pytest.approx(2 * m.layers * (ring + sixteen.link_latency_s()))
 
 
+def test_an_all_reduce_over_more_machines_waits_on_a_deeper_tree(catalog: Catalog) -> None:
+    """A TP64 of H100s over eight machines read each all-reduce as fast as a TP16 over two, so its batch-1
+    decode came out faster than TP16's (9.0 against 10.4 ms: a hardware strategist's review). Its network
+    latency counts the hops of a tree over the machines, log2 of their count (NCCL's tuning model); a
+    pipeline's send or an all-to-all's exchange crosses once."""
+    from engine.costmodel.perf import SCALE_OUT_LATENCY_US, scale_out_hops
+
+    hw, m = catalog.chip("h100-sxm"), catalog.model("llama-3.1-70b")
+    assert [scale_out_hops(hw, n) for n in (16, 24, 32, 56, 64, 128)] == [1, 1, 2, 2, 3, 4]
+    by_tp = {tp: Instance(model=m, hardware=hw, tp=tp, weights="fp8") for tp in (8, 16, 32, 64)}
+    assert by_tp[64].link_latency_s(reduce=True) == pytest.approx(3 * SCALE_OUT_LATENCY_US * 1e-6)
+    assert by_tp[64].link_latency_s() == pytest.approx(SCALE_OUT_LATENCY_US * 1e-6)  # one crossing
+    assert by_tp[16].link_latency_s(reduce=True) == by_tp[16].link_latency_s()  # two machines: as fitted
+    steps = [float(decode_cost(inst, 1, 1024).time_s) for inst in by_tp.values()]
+    assert steps == sorted(steps)  # past one machine, a wider group decodes a lone request slower
+
+
 def test_a_step_the_stacks_fixed_cost_sets_reads_fixed_cost(catalog: Catalog) -> None:
     """Found in review: a 910B's batch-1 decode of Qwen3-8B (47 ms, 35 of them the stack's fixed
     cost, 12 reading weights) read 'bandwidth'; an H100 decoding a 70B model at tp 2 reads it."""
