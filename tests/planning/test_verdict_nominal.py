@@ -482,3 +482,38 @@ def test_the_groups_past_the_checked_ones_are_named_with_their_nominal_best(
     assert re.fullmatch(
         r"1 more chip groups passed, not verified \(their nominal best\): h\S+ \$[\d.]+/h", more
     )
+
+
+def test_a_premium_is_over_a_pick_that_passes_where_the_nominal_cheapest_fails() -> None:
+    """`plan chat-disaggregated --target-rps 20 --hardware h100-sxm,h200` read 'the choice costs +$9.96/h (+57%)'
+    over a $17.43/h pick that fails its full-length run, where `--nominal` chose one at $18.85/h that passes:
+    +45% (a planner's review). The premium is over the next nominal pick that passes, named."""
+    from engine.planning.verdict import Verdict
+
+    row = {"winner": True, "run": 7, "objective_value": 27.39}
+    base = ("h100-sxm tp1 -> h200 tp2 5P:1D", 18.85)
+    v = Verdict(
+        "usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=3,
+        planning_values=(27.39, 17.43), full_values=(27.39, 17.43, False), passing_base=base,
+    )  # fmt: skip
+    assert v.premium_text() == (
+        "+$8.54/h (+45%) over h100-sxm tp1 -> h200 tp2 5P:1D, the next cheapest nominal pick and the first to pass "
+        "as modelled over its full-length run ($18.85/h)"
+    )
+    assert v.nominal_text(120.0).startswith(
+        "$17.43/h (it fails its SLO over its full-length run)"
+    )  # still said
+    assert v.to_json()["premium_base"] == {"deployment": base[0], "objective_value": 18.85}
+
+
+@pytest.mark.slow
+def test_the_plan_finds_the_passing_pick_the_premium_is_over() -> None:
+    from engine.planning.candidates import SearchSpace
+    from engine.planning.plan import plan
+    from engine.scenario.codec import load_preset
+
+    space = SearchSpace(hardware=("h100-sxm", "h200"), duration_s=120.0)
+    v = plan(load_preset("chat-disaggregated"), 20.0, space).verdict
+    assert v.full_values is not None and not v.full_values[2]  # the nominal cheapest fails at full length
+    assert v.passing_base is not None and v.passing_base[0] == "h100-sxm tp1 -> h200 tp2 5P:1D"
+    assert v.premium_text().startswith("+$8.54/h (+45%) over h100-sxm tp1 -> h200 tp2 5P:1D")
