@@ -10,6 +10,7 @@ a scenario's inline ``custom_hardware`` / ``custom_models`` tables, or a Hugging
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib.resources
 import math
@@ -43,6 +44,17 @@ def presets_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "presets"
 
 
+def unknown_text(kind: str, name: str, known: Iterable[str]) -> str:
+    """ "unknown hardware 'mi300X' (did you mean 'mi300x'?); known: ..." (the hint where one id matches but for
+    case, or one is close; a mistyped id listed all 33 chips and left the reader to find it: a review)."""
+    ids = sorted(known)
+    folded = {i.lower(): i for i in ids}
+    key = str(name).lower()
+    near = [folded[key]] if key in folded else difflib.get_close_matches(key, ids, n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return f"unknown {kind} {name!r}{hint}; known: {', '.join(ids)}"
+
+
 @dataclass(frozen=True)
 class Catalog:
     """Hardware and model entries by id."""
@@ -55,18 +67,14 @@ class Catalog:
         try:
             return self.hardware[hw_id]
         except KeyError:
-            raise ScenarioError(
-                f"unknown hardware {hw_id!r}; known: {', '.join(sorted(self.hardware))}"
-            ) from None
+            raise ScenarioError(unknown_text("hardware", hw_id, self.hardware)) from None
 
     def model(self, model_id: str) -> ModelSpec:
         """A model entry by id, with a message listing the known ids if it is missing."""
         try:
             return self.models[model_id]
         except KeyError:
-            raise ScenarioError(
-                f"unknown model {model_id!r}; known: {', '.join(sorted(self.models))}"
-            ) from None
+            raise ScenarioError(unknown_text("model", model_id, self.models)) from None
 
     def with_entries(
         self, hardware: Iterable[HardwareSpec] = (), models: Iterable[ModelSpec] = ()
@@ -94,9 +102,7 @@ class Catalog:
         hw = dict(self.hardware)
         for chip, usd in rents.items():
             if chip not in hw:
-                raise ScenarioError(
-                    f"{field}.{chip}: unknown hardware {chip!r}; known: {', '.join(sorted(hw))}"
-                )
+                raise ScenarioError(f"{field}.{chip}: {unknown_text('hardware', chip, hw)}")
             sources = {**hw[chip].sources, "usd_per_hour": f"entered by the user ({field})"}
             hw[chip] = hw[chip].model_copy(update={"usd_per_hour": float(usd), "sources": sources})
         return Catalog(hardware=hw, models=self.models)

@@ -53,7 +53,7 @@ def _advice(args: argparse.Namespace, scen: Scenario) -> Advice:
 
 def cmd_advise(args: argparse.Namespace) -> int:
     """Roofline positions, findings from a run, and the specialisation test."""
-    from engine.catalog.entries import load_catalog
+    from engine.catalog.entries import load_catalog, unknown_text
     from engine.explain.advisor import Advice
     from engine.serving.run import ENGINE_VERSION
 
@@ -62,9 +62,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if unknown := [
         h for h in keep if h not in (known := load_catalog().hardware)
     ]:  # before the run (a review)
-        raise ScenarioError(
-            f"--hardware: unknown hardware {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}"
-        )
+        raise ScenarioError(f"--hardware: {unknown_text('hardware', unknown[0], known)}")
     adv = _advice(args, scen)
     if keep:
         adv = Advice(adv.roofline[adv.roofline["hardware"].isin(keep)], adv.findings, adv.specialisation)

@@ -15,6 +15,7 @@ from engine.catalog.entries import (
     model_from_hf_config,
     presets_dir,
     shared_catalog,
+    unknown_text,
 )
 from engine.catalog.specs import ID_PATTERN, HardwareSpec
 from engine.cli.common import check_range, emit_json
@@ -32,6 +33,14 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     from engine.explain import confidence
 
     cat = load_catalog()
+    for flag, name, known in (
+        ("--model", args.model, cat.models),
+        ("--hardware", args.hardware, cat.hardware),
+    ):
+        if (
+            name not in known
+        ):  # the flag named, as plan's refusal and roofline's own --tp name theirs (a review)
+            raise ScenarioError(f"{flag}: {unknown_text(flag[2:], name, known)}")
     model = cat.model(args.model)
     # the layouts a scenario's run accepts, not a figure for one it refuses (a review: --tp 3 printed)
     check_range(args.tp, "--tp", 1, bounds.MAX_TP)

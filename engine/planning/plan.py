@@ -43,7 +43,7 @@ from typing import Any
 import pandas as pd
 
 from engine.calibration.trust import Calibration
-from engine.catalog.entries import Catalog
+from engine.catalog.entries import Catalog, unknown_text
 from engine.catalog.model_spec import ModelSpec
 from engine.core.errors import ScenarioError
 from engine.core.numbers import json_plain
@@ -224,8 +224,7 @@ def _chips(scenario: Scenario, space: SearchSpace, cat: Catalog) -> tuple[str, .
     chips = space.hardware or tuple(dict.fromkeys(p.hardware for p in scenario.deployment.pools))
     unknown = [h for h in chips if h not in cat.hardware]
     if unknown:
-        known = ", ".join(sorted(cat.hardware))
-        raise ScenarioError(f"space.hardware: unknown hardware {unknown[0]!r}; known: {known}")
+        raise ScenarioError(f"space.hardware: {unknown_text('hardware', unknown[0], cat.hardware)}")
     return chips
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from engine.calibration import software, trust
 from engine.calibration.trust import Calibration
-from engine.catalog.entries import Catalog, shared_catalog
+from engine.catalog.entries import Catalog, shared_catalog, unknown_text
 from engine.catalog.model_spec import ModelSpec
 from engine.catalog.specs import GIB, HardwareSpec
 from engine.core.bounds import MAX_PP
@@ -243,13 +243,10 @@ def unknown_names(scenario: Scenario, cat: Catalog) -> str:
     """The first model or chip the scenario names that `cat` (its catalog) lacks, as `resolve` refuses it
     ('' for none); the command line says it of the file that names it (`engine.cli.common.load_scenario`)."""
     if scenario.model.id not in cat.models:
-        return f"model.id: unknown model {scenario.model.id!r}; known: {', '.join(sorted(cat.models))}"
+        return f"model.id: {unknown_text('model', scenario.model.id, cat.models)}"
     for i, spec in enumerate(scenario.deployment.pools):
         if spec.hardware not in cat.hardware:
-            return (
-                f"deployment.pools[{i}].hardware: unknown hardware {spec.hardware!r}; known: "
-                f"{', '.join(sorted(cat.hardware))}"
-            )
+            return f"deployment.pools[{i}].hardware: {unknown_text('hardware', spec.hardware, cat.hardware)}"
     return ""
 
 

@@ -53,3 +53,35 @@ def test_a_whole_number_flag_refuses_a_long_text_cut_short(capsys: pytest.Captur
         in err
     )
     assert len(err) < 1000
+
+
+def test_a_mistyped_chip_or_model_is_answered_with_the_likely_id(capsys: pytest.CaptureFixture[str]) -> None:
+    """'mi300X' and 'h100' listed all 33 chips with no hint, and roofline's refusal named no flag where plan's
+    and its own --tp did (a hardware strategist's review)."""
+    from engine.catalog.entries import unknown_text
+    from engine.cli.main import main
+
+    assert unknown_text("hardware", "mi300X", ["h100-sxm", "mi300x"]) == (
+        "unknown hardware 'mi300X' (did you mean 'mi300x'?); known: h100-sxm, mi300x"
+    )
+    assert unknown_text("hardware", "h100sxm", ["h100-sxm", "h200"]).startswith(
+        "unknown hardware 'h100sxm' (did you mean 'h100-sxm'?)"
+    )
+    assert unknown_text("model", "zzz", ["llama-3.1-8b"]) == "unknown model 'zzz'; known: llama-3.1-8b"
+    for args, said in (
+        (
+            ["--model", "llama-3.1-70b", "--hardware", "h100sxm"],
+            "--hardware: unknown hardware 'h100sxm' (did you",
+        ),
+        (
+            ["--model", "Llama-3.1-70B", "--hardware", "h100-sxm"],
+            "--model: unknown model 'Llama-3.1-70B' (did you",
+        ),
+    ):
+        assert main(["roofline", *args]) == 2
+        assert said in capsys.readouterr().err
+    assert main(["run", "chat-colocated", "--set", "deployment.pools[0].hardware=H200"]) == 2
+    assert (
+        "deployment.pools[0].hardware: unknown hardware 'H200' (did you mean 'h200'?)"
+        in capsys.readouterr().err
+    )
