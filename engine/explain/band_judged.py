@@ -6,8 +6,11 @@ band can still be told apart. Where they run it on different chips (or profiles)
 own, and a change inside the band of A and B together is one the model cannot promise: B's TPOT 11.9% over
 A's, with a band of −44% to +64%, was called 'A' bare (a CLI review). `inside_band` names those figures;
 `inside_band_note` says it once under the table; `--margin` reruns both sides at their bands' edges.
-Latencies only: a cost's change is as much its prices' (known) as its throughput's, which an open loop's
-arrivals bound on both sides.
+Latencies, and energy against its typical error: a cost's change is as much its prices' (known) as its
+throughput's, which an open loop's arrivals bound on both sides. Energy has no band (its power rows are
+fitted, one source), but the power model's median miss is known per calibration basis (17% on a fitted
+chip): B's energy per token 1.0% over A's, on other chips, was called 'A' with no word (a hardware
+strategist's review).
 """
 
 from __future__ import annotations
@@ -21,6 +24,14 @@ from engine.explain.confidence import COMPARED_SOURCES, PoolMark, Source, figure
 
 LATENCIES = ("TTFT", "TPOT", "E2E")
 """The compared figures (`COMPARED_SOURCES`' labels) whose calls are checked against their band."""
+ENERGY = ("Energy per output token", "Mean power")
+"""The compared figures checked against the power model's typical error (`Calibration.error`: no band)."""
+
+
+def _typical_energy_error(a: Sequence[PoolMark], b: Sequence[PoolMark]) -> float | None:
+    """The larger median miss of the power model over both sides' pools (None where none is known)."""
+    found = [e for m in (*a, *b) if (e := m.calibration.error("energy")) is not None]
+    return max(found) if found else None
 
 
 def _chips(marks: Sequence[PoolMark], source: Source) -> set[tuple[str, str]]:
@@ -42,9 +53,14 @@ def inside_band(table: pd.DataFrame, a: Sequence[PoolMark], b: Sequence[PoolMark
         source = COMPARED_SOURCES.get(label)
         if r["better"] not in ("A", "B") or source is None or change is None or pd.isna(change):
             continue
-        if not label.startswith(LATENCIES):
+        if not label.startswith((*LATENCIES, *ENERGY)):
             continue
         if _chips(a, source) == _chips(b, source):  # the same chips: their error is shared
+            continue
+        if label.startswith(ENERGY):
+            typical = _typical_energy_error(a, b)
+            if typical is not None and math.isfinite(change) and abs(change) / 100.0 < typical:
+                out.append(label)
             continue
         found = [x for x in (figure_range(a, source), figure_range(b, source)) if x is not None]
         if not found:
@@ -61,9 +77,20 @@ def inside_band_note(figures: Sequence[str], check: str = "--margin reruns both"
     at their bands' edges where the note is read (the command's flag, the page's button)."""
     if not figures:
         return None
-    named = ", ".join(figures[:-1]) + f" and {figures[-1]}" if len(figures) > 1 else figures[0]
-    return (
-        f"{named}: called better on a change inside their band, where A and B run them on different chips, "
-        f"each with its own error: not a difference the model can promise ({check} with their chips at their "
-        "bands' edges)."
-    )
+    banded = [f for f in figures if not f.startswith(ENERGY)]
+    energy = [f for f in figures if f.startswith(ENERGY)]
+    said = []
+    if banded:
+        named = ", ".join(banded[:-1]) + f" and {banded[-1]}" if len(banded) > 1 else banded[0]
+        said.append(
+            f"{named}: called better on a change inside their band, where A and B run them on different chips, "
+            f"each with its own error: not a difference the model can promise ({check} with their chips at "
+            "their bands' edges)."
+        )
+    if energy:
+        said.append(
+            f"{' and '.join(energy)}: called better on a change smaller than the power model's typical miss on "
+            "these chips (its median error on measurements; energy shows no band), where A and B run on "
+            "different chips: not a difference the model can promise."
+        )
+    return " ".join(said)
