@@ -35,6 +35,12 @@ MISSES = "#9e9e9e"
 # --- charts ----------------------------------------------------------------------------------
 
 
+LOG_SPAN = 8.0
+"""The span of x (largest over smallest) past which a frontier chart's x axis is logarithmic: a MoE plan's
+costs ran from $36 to $640/h and every candidate worth weighing sat in a few pixels at the left (a
+planner's review)."""
+
+
 def pareto_chart(
     runs: pd.DataFrame,
     x: str,
@@ -44,7 +50,7 @@ def pareto_chart(
     title: str,
     x_title: str,
     y_title: str,
-    height: int = 420,
+    height: int = 480,
 ) -> go.Figure:
     """Every run as a point, the frontier of passing runs as a line, the chosen run starred.
 
@@ -56,15 +62,9 @@ def pareto_chart(
     fig = go.Figure()
     rows = runs.replace([np.inf, -np.inf], np.nan).dropna(subset=[x, y])
     front = rows[rows[frontier]].sort_values(x)
+    line = {"color": "gray", "dash": "dot"}
     fig.add_trace(
-        go.Scatter(
-            x=front[x],
-            y=front[y],
-            mode="lines",
-            name="Pareto frontier",
-            line={"color": "gray", "dash": "dot"},
-            hoverinfo="skip",
-        )
+        go.Scatter(x=front[x], y=front[y], mode="lines", name="Pareto frontier", line=line, hoverinfo="skip")
     )
     hover = (
         "<b>%{customdata[1]}</b> %{customdata[2]}<br>$%{customdata[3]:,.2f}/h, "
@@ -92,7 +92,9 @@ def pareto_chart(
 
     passing = rows["passes"].astype(bool)
     labelled = rows[rows[frontier].astype(bool) | rows["chosen"].astype(bool)]
-    sides = label_sides(labelled, x, y, markers=rows)  # the axes' extent: every point drawn
+    log_x = _log_axis(rows[x])
+    # the axes' extent: every point drawn; where the labels go judged on the axis as drawn
+    sides = label_sides(_as_drawn(labelled, x, log_x), x, y, markers=_as_drawn(rows, x, log_x))
 
     def place(i: Any) -> str:
         return sides.get(i) or "top center"
@@ -125,7 +127,7 @@ def pareto_chart(
     best = rows[rows["chosen"]]
     if len(best):
         fig.add_trace(_star(best, x, y, data(best), hover))
-    fig.update_xaxes(title=x_title)
+    fig.update_xaxes(title=x_title, **({"type": "log", "tickformat": ",~r"} if log_x else {}))
     fig.update_yaxes(title=y_title, rangemode="tozero")
     fig.update_layout(
         title={"text": title, "x": 0, "font": {"size": 15}},
@@ -135,6 +137,17 @@ def pareto_chart(
         legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},  # clears the x title, wrapped
     )
     return fig
+
+
+def _log_axis(xs: pd.Series) -> bool:
+    """Whether a frontier chart's x axis is logarithmic: its values span `LOG_SPAN` or more."""
+    v = xs.astype(float)
+    return bool(len(v)) and float(v.min()) > 0 and float(v.max()) >= LOG_SPAN * float(v.min())
+
+
+def _as_drawn(f: pd.DataFrame, x: str, log_x: bool) -> pd.DataFrame:
+    """`f` with its x column as the axis draws it (log10 on a log axis), for placing labels."""
+    return f.assign(**{x: np.log10(f[x].astype(float))}) if log_x else f
 
 
 def _misses(

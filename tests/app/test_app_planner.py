@@ -395,3 +395,24 @@ def test_the_form_starts_again_from_another_presets_load_and_chips() -> None:
         at.multiselect(key="plan_ep").value == []
         and at.multiselect(key="plan_hardware").value[0] == "h100-sxm"
     )
+
+
+def test_a_frontier_spanning_a_wide_range_of_costs_is_drawn_on_a_log_axis() -> None:
+    """A MoE plan's costs ran from $36 to $640/h: the candidates worth weighing sat in a few pixels (a review)."""
+    from engine.planning.frontier import passing_frontiers
+
+    frame = sample_runs([True, True, True, True]).assign(
+        mode="colocated", shape="b200 tp8", split=["1 mixed", "2 mixed", "4 mixed", "16 mixed"],
+        chosen=[True, False, False, False], usd_per_hour=[36.0, 72.0, 144.0, 640.0],
+    )  # fmt: skip
+    wide = pareto_chart(
+        passing_frontiers(frame), "usd_per_hour", "goodput_rps", "on_cost_frontier", title="t", x_title="x",
+        y_title="y",
+    )  # fmt: skip
+    assert wide.layout.xaxis.type == "log"
+    narrow = frame.assign(usd_per_hour=[36.0, 40.0, 48.0, 60.0])
+    flat = pareto_chart(
+        passing_frontiers(narrow), "usd_per_hour", "goodput_rps", "on_cost_frontier", title="t", x_title="x",
+        y_title="y",
+    )  # fmt: skip
+    assert flat.layout.xaxis.type in (None, "linear")
