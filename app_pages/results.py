@@ -43,6 +43,10 @@ if (held := ex.client_line(s)) is not None:  # a ceiling on requests in flight: 
     st.info(plain(held), icon=":material/hourglass_top:")
 if crossing := vendor_crossing(sc):  # the KV hand-off between chip vendors (`emit` alone said it: a review)
     st.info(plain(f"{crossing[0].upper()}{crossing[1:]}."), icon=":material/swap_horiz:")
+if (window := res.extra.get("trace_window")) is not None and sc.workload.trace is not None:
+    # how the trace's file met the window, as `run` says it (the Workload page alone did: a browser review)
+    for said in ex.trace_notes(window, sc):
+        st.info(plain(said), icon=":material/timeline:")
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
 rep = reps[0] if reps else None
 cap.caption(  # after the seeds: the headline figures of several are their mean, not this seed's

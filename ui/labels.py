@@ -72,6 +72,9 @@ HELP: dict[str, str] = {
     "time_scale": "Replay speed: 2 replays the trace twice as fast (twice the load).",
     "max_requests": "Replay at most this many requests of the window, the earliest. Empty: every one.",
     "start_s": "Start this many seconds into the trace.",
+    # the only trace box with no help, its empty value unexplained (a browser review)
+    "max_gap_s": "Agentic sessions: cut each pause between a session's requests to at most this many seconds (a "
+    "user away for hours). Empty: no cut, every pause replayed as recorded.",
     "turns_mean": "Mean turns per session; each later turn's prompt repeats the whole conversation so far.",
     "think_time_s": "Mean pause before the next request (between turns, or of a closed-loop client).",
     "groups": "Distinct shared prefixes (system prompts) requests draw from.",

@@ -517,6 +517,7 @@ def notices() -> None:
     """
     for message in state.fresh_warnings():
         st.toast(plain(message), icon=":material/warning:", duration="long")
+    state.stale_upload_notes()  # an upload's counts, once its trace or window changed
     waiting = state.notices()
     # past three, the older ones fold under the newest two (seven refusals filled the screen: a review)
     older, newest = (waiting[:-2], waiting[-2:]) if len(waiting) > 3 else ([], waiting)

@@ -334,6 +334,31 @@ def clear_upload_notes() -> None:
     if isinstance(notes, dict):
         for key in [k for k in notes if str(k).startswith("upload:")]:
             notes.pop(key)
+    st.session_state.pop(UPLOAD_SAID, None)
+
+
+UPLOAD_SAID = "fg_upload_said"
+"""Session key: the trace and window an upload's message counted requests for (`upload_said`)."""
+
+
+def _trace_and_window() -> tuple[Any, float]:
+    sc = scenario()
+    tr = sc.workload.trace
+    return (None if tr is None else tr.model_dump(mode="json"), sc.duration_s)
+
+
+def upload_said() -> None:
+    """Note the trace and window the upload's message just counted requests for (`stale_upload_notes`)."""
+    st.session_state[UPLOAD_SAID] = _trace_and_window()
+
+
+def stale_upload_notes() -> None:
+    """Drop an upload's message once the trace or the window it counted for changed: it stood on every page
+    with its upload-time counts after the window and the gap cut moved (a browser review); the Workload
+    page's line under the arrivals and the Results say the window's own."""
+    said = st.session_state.get(UPLOAD_SAID)
+    if said is not None and said != _trace_and_window():
+        clear_upload_notes()
 
 
 def _from_params(params: dict[str, str]) -> tuple[Scenario, str]:

@@ -63,7 +63,7 @@ def _window_of(
     assert tr is not None
     got = read_trace(tr, _sc).source
     return (
-        kept_text(got, duration_s, tr.start_s, tr.format),
+        kept_text(got, duration_s, tr.start_s, tr.format, tr.max_gap_s),
         got.after,
         dense_note(got, tr.format, tr.time_scale),
     )
@@ -78,10 +78,10 @@ def trace_lengths(sc: Scenario, requests: pd.DataFrame | None) -> None:
         st.columns(2), (("prompt_tokens", "Prompt tokens"), ("output_tokens", "Output tokens")), strict=True
     ):
         stats = tokens_stats(requests[key])
-        fig = charts.length_histogram(
+        fig = charts.length_histogram(  # named: two titles of figures alone did not say which was which (a review)
             tokens_histogram(requests[key]),
-            f"mean {stats['mean_tokens']:,.0f} · p50 {stats['p50_tokens']:,.0f} · p99 {stats['p99_tokens']:,.0f} "
-            "tokens",
+            f"{what}: mean {stats['mean_tokens']:,.0f} · p50 {stats['p50_tokens']:,.0f} · p99 "
+            f"{stats['p99_tokens']:,.0f} tokens",
             of="requests",
         )
         with col:
@@ -316,6 +316,7 @@ def _apply_upload(trace: dict[str, Any], digest: str, file_name: str, kept: str 
         state.notify(
             f"{file_name}: {said}, format {trace['format']}.", kind="success", key=f"upload:{file_name}"
         )
+        state.upload_said()
 
 
 def _over_text(over: list[str], ref: str, file_name: str) -> str:
@@ -446,3 +447,4 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str, cap: int |
             kind="success",
             key=f"upload:{file_name}",
         )
+        state.upload_said()

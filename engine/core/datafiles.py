@@ -176,8 +176,14 @@ def unpack_upload(name: str, raw: bytes) -> tuple[str, bytes]:
     if not name.endswith(".gz"):
         return name, raw
     inner = name[:-3]
-    if not inner.endswith(UPLOAD_SUFFIXES):
-        raise ScenarioError(f"{name}: a gzipped upload holds a .csv, .jsonl or .json file")
+    if not inner.endswith(
+        UPLOAD_SUFFIXES
+    ):  # its name says what it holds (a statement read as no rule: a review)
+        kind = PurePosixPath(inner).suffix
+        held = f"this one's name ends in {kind!r}" if kind else "this one's names none"
+        raise ScenarioError(
+            f"{name}: a gzipped trace's name says the format inside, .csv.gz, .jsonl.gz or .json.gz ({held})"
+        )
     out, data, limit = bytearray(), raw, bounds.MAX_TRACE_BYTES
     while data:  # a gzip file may hold several members, one after another
         unzip = zlib.decompressobj(16 + zlib.MAX_WBITS)

@@ -63,7 +63,7 @@ _BY_MODULE = {
         "with_model_fitted with_pool_added with_pool_removed without_custom_chip without_edge_site"
     ),
     "roofline_chips": "fitting_layout scenario_layout fitting_tp pool_chips roofline roofline_name",
-    "trace_files": "trace_format trace_problem idle_tail kept_text dense_note JSON_SUFFIXES",
+    "trace_files": "trace_format trace_problem idle_tail kept_text dense_note trace_notes JSON_SUFFIXES",
     "mode_switch": "with_mode chips_changed split_text with_load_of unshared_edits",
     "band_judged": "inside_band inside_band_note",
     "layout_choices": "fitting_eps",
@@ -276,6 +276,7 @@ __all__ = [
     "tokens_histogram",
     "tokens_stats",
     "trace_format",
+    "trace_notes",
     "trace_problem",
     "uncalibrated",
     "unchanged",
@@ -493,6 +494,7 @@ if TYPE_CHECKING:
         idle_tail,
         kept_text,
         trace_format,
+        trace_notes,
         trace_problem,
     )
     from engine.explain.way_in import client_line, way_in_line

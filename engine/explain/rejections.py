@@ -60,14 +60,23 @@ def rejection_finding(result: SimResult, res: Resolved) -> Finding | None:
     reasons = []
     for reason, n in req["rejected_by_reason"].items():
         sized = _sizes(result, res, reason) if reason in (TOO_LONG, TOO_LONG_LIVE, OVER_CONTEXT) else ""
-        reasons.append(f"{reason_words(reason)} {n:,}" + (f": {sized}" if sized else ""))
+        # the count before its words ('longer than the context 16: 131,072 tokens of context' read the 16 as the
+        # context's, and 'and 0 failed' said nothing: a browser review)
+        reasons.append(f"{n:,} {reason_words(reason)}" + (f": {sized}" if sized else ""))
     said = f" ({'; '.join(reasons)})" if reasons else ""
+    rejected, failed = req["rejected"], req["failed"]
+    parts = (
+        [f"{rejected:,} request{' was' if rejected == 1 else 's were'} rejected{said}"] if rejected else []
+    )
+    if failed:
+        parts.append(
+            f"{failed:,} failed" if parts else f"{failed:,} request{'' if failed == 1 else 's'} failed"
+        )
     return Finding(
         "warning",
         "rejections",
-        f"{req['rejected']:,} request{' was' if req['rejected'] == 1 else 's were'} rejected and "
-        f"{req['failed']:,} failed{said}; they count as SLO misses.",
-        {"rejected": req["rejected"], "failed": req["failed"], "total": req["total"]},
+        f"{' and '.join(parts)}; they count as SLO misses.",
+        {"rejected": rejected, "failed": failed, "total": req["total"]},
     )
 
 

@@ -61,13 +61,18 @@ def trace_problem(file_name: str, first_line: str) -> str:
 
 
 def kept_text(
-    reqs: TraceRequests | TraceWindow, duration_s: float, start_s: float = 0.0, fmt: str = ""
+    reqs: TraceRequests | TraceWindow,
+    duration_s: float,
+    start_s: float = 0.0,
+    fmt: str = "",
+    gap_s: float | None = None,
 ) -> str:
     """'1,666,666 requests in the window' and, where the file holds more, where the rest went: past
     `max_requests`, before the window's start, at or past its end (with the file's last arrival, and a
     hint where that looks like milliseconds read as seconds). An upload said '3 requests in the window'
     of a 3,000-row file stamped in milliseconds, the rest dropped unsaid (a review). Agentic sessions
-    (`fmt`) are in seconds, their gaps a user's pauses: the hint names the gap cut instead."""
+    (`fmt`) are in seconds, their gaps a user's pauses: the hint names the gap cut instead, or the cut
+    set (`gap_s`, the trace's `max_gap_s`: the advice stood after it was followed, a browser review)."""
     said = f"{len(reqs):,} request{'' if len(reqs) == 1 else 's'} in the window"
     if reqs.rows <= len(reqs):
         return said
@@ -79,12 +84,18 @@ def kept_text(
     if reqs.after:
         far = reqs.after > len(reqs) and reqs.last_s > 100.0 * (start_s + duration_s)
         hint = " (if its times are in milliseconds, set the trace's time scale to 1,000)" if far else ""
+        runs = f"the file runs to {reqs.last_s:,.0f} s"
         if fmt == "agentic":  # seconds from each session's start, hours apart where its user paused
-            hint = " (its sessions pause for hours in places: workload.trace.max_gap_s cuts each pause to a bound)"
-        parts.append(
-            f"{reqs.after:,} at or past its end at {start_s + duration_s:,.0f} s (the file runs to "
-            f"{reqs.last_s:,.0f} s){hint}"
-        )
+            hint, runs = (
+                "",
+                runs
+                + (
+                    f", its sessions' pauses cut to {gap_s:,.4g} s"
+                    if gap_s is not None
+                    else "; its sessions pause for hours in places: Max gap (workload.trace.max_gap_s) cuts each pause"
+                ),
+            )
+        parts.append(f"{reqs.after:,} at or past its end at {start_s + duration_s:,.0f} s ({runs}){hint}")
     return f"{said} of the file's {reqs.rows:,}: {'; '.join(parts)}"
 
 
@@ -148,7 +159,7 @@ def trace_notes(win: TraceWindow, scenario: Scenario) -> list[str]:
     milliseconds replayed 26 of its 12,031 rows, with exit 0 (a review)."""
     tr = scenario.workload.trace
     assert tr is not None
-    kept = kept_text(win, scenario.duration_s, tr.start_s, tr.format)
+    kept = kept_text(win, scenario.duration_s, tr.start_s, tr.format, tr.max_gap_s)
     out = [kept + "."] if " of the file's " in kept else []
     arrivals = [win.last_arrival_s] if win.kept else []
     out += [x for x in (idle_tail(arrivals, scenario.duration_s, win.after),) if x]

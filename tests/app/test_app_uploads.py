@@ -24,11 +24,12 @@ def test_trace_upload_and_shipped_traces() -> None:
     assert "The trace's arrivals end at 60 s of the 120 s window" in text_of(idle.value)
     # its prompt and answer lengths drawn, as generated lengths are (only its arrivals were: a browser review)
     specs = [c.proto.spec for c in at.get("plotly_chart")]
-    assert any("mean 350 \\u00b7 p50 350 \\u00b7 p99 496 tokens" in sp for sp in specs), [
+    assert any("Prompt tokens: mean 350 \\u00b7 p50 350 \\u00b7 p99 496 tokens" in sp for sp in specs), [
         sp[:200] for sp in specs
     ]
     assert any(
-        "mean 23 \\u00b7 p50 23 \\u00b7 p99 26 tokens" in sp and "share of requests" in sp for sp in specs
+        "Output tokens: mean 23 \\u00b7 p50 23 \\u00b7 p99 26 tokens" in sp and "share of requests" in sp
+        for sp in specs
     )
     # a broken file is refused with the reason, and the scenario keeps its trace
     bad = app("workload")
@@ -414,5 +415,23 @@ def test_a_gzipped_agentic_session_file_uploads() -> None:
     trace = scenario_of(at).workload.trace
     assert trace is not None and trace.format == "agentic" and trace.path.endswith(".jsonl")
     said = " ".join(text_of(m.value) for m in (*at.success, *at.toast, *at.caption))
-    assert "6 requests in the window of the file's 9" in said and "workload.trace.max_gap_s cuts" in said
+    assert (
+        "6 requests in the window of the file's 9" in said
+        and "Max gap (workload.trace.max_gap_s) cuts" in said
+    )
     assert "Max gap (s)" in {n.label for n in at.number_input}
+    # its message counted the window at upload: once the gap cut changes what the window holds, it goes (it
+    # stood on every page with its old counts: a browser review); the line under the arrivals says the new
+    (gap,) = [n for n in at.number_input if n.label == "Max gap (s)"]
+    gap.set_value(60.0).run()
+    assert_clean(at)
+    assert not [m for m in at.success if "agent.json.gz" in text_of(m.value)]
+    # every session's third turn now comes 60 s after its second: the whole file in the window, its tail idle
+    assert any("The trace's arrivals end at 63 s of the 120 s window" in text_of(w.value) for w in at.warning)
+    at.switch_page(
+        "app_pages/results.py"
+    ).run()  # the run says it too (the Workload page alone did: a review)
+    assert_clean(at)
+    assert any("The trace's arrivals end at 63 s" in text_of(i.value) for i in at.info), [
+        text_of(i.value) for i in at.info
+    ]

@@ -154,9 +154,11 @@ def test_a_rejection_for_size_says_the_sizes() -> None:
     longest = int((kv["prompt_tokens"] + kv["output_tokens"]).max())
     assert (
         len(kv)
-        and f"too long for KV memory {len(kv)}: KV memory for mixed 121,395 tokens an instance" in found.text
+        and f"({len(kv):,} too long for KV memory: KV memory for mixed 121,395 tokens an instance"
+        in found.text
     )
     assert f"the longest request {longest:,}" in found.text
+    assert " and 0 failed" not in found.text  # (it said nothing: a browser review)
 
 
 def test_a_wait_decode_holds_back_is_laid_at_decodes_door() -> None:

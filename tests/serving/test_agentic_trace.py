@@ -12,6 +12,7 @@ import contextlib
 import gzip
 import itertools
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -414,9 +415,15 @@ def test_an_upload_unpacks_its_gzip_layer_within_the_limit(monkeypatch: pytest.M
         ("a.csv.gz", gzip.compress(b"0" * 5000), "a.csv.gz: unpacks to more than 1,000 bytes, the limit"),
         ("a.csv.gz", b"not gzip", "a.csv.gz: not a gzip file, or a damaged one"),
         ("a.csv.gz", gzip.compress(bytes(range(256)) * 3)[:-20], "a.csv.gz: cut off"),
-        ("a.txt.gz", gzip.compress(b"0"), "a.txt.gz: a gzipped upload holds a .csv, .jsonl or .json file"),
+        (
+            "a.txt.gz",
+            gzip.compress(b"0"),
+            "a.txt.gz: a gzipped trace's name says the format inside, .csv.gz, "
+            ".jsonl.gz or .json.gz (this one's name ends in '.txt')",
+        ),
+        ("b.gz", gzip.compress(b"0"), "b.gz: a gzipped trace's name says the format inside"),
     ):
-        with pytest.raises(ScenarioError, match="^" + said.replace(".", r"\.")):
+        with pytest.raises(ScenarioError, match="^" + re.escape(said)):
             datafiles.unpack_upload(name, body)
 
 
@@ -441,4 +448,13 @@ def test_a_window_that_leaves_sessions_out_names_the_gap_cut_not_a_time_unit() -
     win = read_trace(sc.workload.trace, sc).source.window()
     (said,) = trace_notes(win, sc)
     assert said.startswith(f"{len(win):,} requests in the window of the file's 889")
-    assert "workload.trace.max_gap_s cuts each pause" in said and "milliseconds" not in said
+    assert (
+        "(the file runs to 440,384 s; its sessions pause for hours in places: Max gap (workload.trace.max_gap_s) "
+        in said
+    )
+    assert "milliseconds" not in said
+    cut = sio.apply_overrides(sc, {"workload.trace.max_gap_s": 60.0})
+    (then,) = trace_notes(read_trace(cut.workload.trace, cut).source.window(), cut)
+    assert (
+        "its sessions' pauses cut to 60 s)" in then and "Max gap" not in then
+    )  # followed: not advised again
