@@ -26,13 +26,14 @@ from engine.explain import (
     dense_note,
     idle_tail,
     kept_text,
+    over_context_text,
     shipped_traces,
     tokens_histogram,
     tokens_stats,
     trace_format,
     trace_problem,
 )
-from engine.scenario import Scenario, Trace, apply_overrides
+from engine.scenario import Scenario, Trace, apply_overrides, scenario_catalog
 from engine.serving import (
     ClassGap,
     TooManyRequests,
@@ -74,6 +75,9 @@ def trace_lengths(sc: Scenario, requests: pd.DataFrame | None) -> None:
     trace showed its arrivals only: the mix a buyer sizes for was not to be seen, a browser review)."""
     if requests is None or requests.empty or sc.workload.trace is None:
         return
+    if over := over_context_text(requests, scenario_catalog(sc).model(sc.model.id).max_context):
+        # before the lengths, not on Results alone (keyed: a finding of the file, not a refusal)
+        st.container(key="fg-over-context").warning(plain(over), icon=":material/straighten:")
     for col, (key, what) in zip(
         st.columns(2), (("prompt_tokens", "Prompt tokens"), ("output_tokens", "Output tokens")), strict=True
     ):

@@ -63,7 +63,9 @@ _BY_MODULE = {
         "with_model_fitted with_pool_added with_pool_removed without_custom_chip without_edge_site"
     ),
     "roofline_chips": "fitting_layout scenario_layout fitting_tp pool_chips roofline roofline_name",
-    "trace_files": "trace_format trace_problem idle_tail kept_text dense_note trace_notes JSON_SUFFIXES",
+    "trace_files": (
+        "trace_format trace_problem idle_tail kept_text dense_note trace_notes over_context_text JSON_SUFFIXES"
+    ),
     "mode_switch": "with_mode chips_changed split_text with_load_of unshared_edits",
     "band_judged": "inside_band inside_band_note",
     "layout_choices": "fitting_eps",
@@ -220,6 +222,7 @@ __all__ = [
     "missing_side",
     "note",
     "number_rows",
+    "over_context_text",
     "paired_cdfs",
     "paired_targets",
     "parse_measurements",
@@ -493,6 +496,7 @@ if TYPE_CHECKING:
         dense_note,
         idle_tail,
         kept_text,
+        over_context_text,
         trace_format,
         trace_notes,
         trace_problem,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
@@ -149,6 +149,24 @@ def dense_note(reqs: TraceRequests | TraceWindow, fmt: str, time_scale: float) -
     return (
         f"The trace's file arrives {reqs.rows:,} requests {span}{paced}, over {DENSE_RPS:,.0f} req/s, where "
         f"real serving traces run far slower: {hint}."
+    )
+
+
+def over_context_text(requests: Any, max_context: int) -> str:
+    """Where a replay's window holds requests longer than the model's context (prompt and output together),
+    how many and the longest ('' where none): the run rejects them, and the Workload page showed prompts at
+    p99 137,056 tokens past a 131,072-token context with no word, the rejections said on Results alone (a
+    browser review). `requests`: a run's per-request table (`SimResult.requests`)."""
+    from engine.serving.ledger import OVER_CONTEXT
+
+    over = requests[requests["reason"] == OVER_CONTEXT]
+    if over.empty:
+        return ""
+    longest = int((over["prompt_tokens"] + over["output_tokens"]).max())
+    return (
+        f"{len(over):,} of the window's {len(requests):,} requests are longer than the model's context "
+        f"({max_context:,} tokens, prompt and output together; the longest {longest:,}): the run rejects them, "
+        "and they count as SLO misses."
     )
 
 

@@ -84,3 +84,17 @@ def test_class_gap_names_missing_and_impossible_classes() -> None:
     many = class_gap(sc, [f"c{i}" for i in range(bounds.MAX_CLASSES)])
     assert not many.creatable and many.over_limit == 1
     assert not class_gap(sc, ["chat", ""]).missing
+
+
+def test_a_trace_longer_than_the_models_context_is_said_beside_its_lengths() -> None:
+    """The agentic sample's prompts reach 139,748 tokens where Llama-3.1-70B holds 131,072: the Workload page
+    drew them with no word, the rejections said on Results alone (a browser review)."""
+    from tests.app.harness import app, assert_clean, short, text_of
+
+    sample = {"format": "agentic", "path": "data:traces/kv_cache_tester_sample/sessions.jsonl"}
+    at = app(
+        "workload", short("chat-colocated", duration_s=600.0, **{"workload.trace": sample}), "chat-colocated"
+    )
+    assert_clean(at)
+    said = [text_of(w.value) for w in at.warning if "longer than the model's context" in text_of(w.value)]
+    assert said and "(131,072 tokens, prompt and output together; the longest 139,748)" in said[0], said
