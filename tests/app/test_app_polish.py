@@ -515,3 +515,6 @@ def test_results_say_a_kv_hand_off_between_chip_vendors() -> None:
     )
     plain_run = app("results")
     assert not [i for i in plain_run.info if "crosses vendors" in text_of(i.value)]
+    at.switch_page("app_pages/strategy.py").run()  # where the chips are picked, too (a browser review)
+    assert_clean(at)
+    assert [i for i in at.info if text_of(i.value).startswith("The KV cache crosses vendors")]
