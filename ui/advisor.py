@@ -83,9 +83,15 @@ def opening(text: str) -> str:
     return text
 
 
+SAID_ABOVE = ("saturation",)
+"""Findings' topics the Results page says at its top already: the unsustainable line stood twice, word for
+word, as the red line over the figures and as the advisor's first finding (a browser review)."""
+
+
 def _show(found: list[Any], suffix: str) -> None:
-    """Each finding in its colour, with its numbers in a popover (`suffix`: keys of a second drawing)."""
-    for i, f in enumerate(found):
+    """Each finding in its colour, with its numbers in a popover (`suffix`: keys of a second drawing), but
+    those the page says above (`SAID_ABOVE`)."""
+    for i, f in enumerate(x for x in found if x.topic not in SAID_ABOVE):
         show, icon = SEVERITY_STYLE[f.severity]
         # no wrap: a long finding keeps its Numbers button beside it, not under it
         with st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False):
