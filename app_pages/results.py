@@ -5,7 +5,7 @@ from typing import Any
 import streamlit as st
 
 from engine import explain as ex
-from engine.planning import vendor_crossing
+from engine.scenario import vendor_crossing_note
 from ui import (
     advisor,
     charts,
@@ -41,8 +41,9 @@ if (way := ex.way_in_line(s)) is not None:  # network and control plane, as shar
     st.info(plain(way), icon=":material/lan:")
 if (held := ex.client_line(s)) is not None:  # a ceiling on requests in flight: the wait before the send
     st.info(plain(held), icon=":material/hourglass_top:")
-if crossing := vendor_crossing(sc):  # the KV hand-off between chip vendors (`emit` alone said it: a review)
-    st.info(plain(f"{crossing[0].upper()}{crossing[1:]}."), icon=":material/swap_horiz:")
+# the KV hand-off between chip vendors (`emit` alone said it: a review)
+if crossing := vendor_crossing_note(sc):
+    st.info(plain(crossing), icon=":material/swap_horiz:")
 if (window := res.extra.get("trace_window")) is not None and sc.workload.trace is not None:
     # how the trace's file met the window, as `run` says it (the Workload page alone did: a browser review)
     for said in ex.trace_notes(window, sc):

@@ -19,7 +19,6 @@ from engine.explain import (
     with_pool_removed,
     without_edge_site,
 )
-from engine.planning import vendor_crossing
 from engine.scenario import (
     Batching,
     Cache,
@@ -32,6 +31,7 @@ from engine.scenario import (
     Scheduler,
     preset_names,
     scenario_catalog,
+    vendor_crossing_note,
 )
 from ui import faults, layout, marks, state
 from ui.autoscale import pool_autoscale
@@ -404,10 +404,9 @@ with right, st.container(border=True):
     st.markdown("**KV link** (prefill → decode)", help=(KvLink.__doc__ or "").strip())
     if sc.deployment.mode == "disaggregated":
         model_form("deployment.link", KvLink, columns=2)  # three read 'O…' for Overlap at 1,100 px
-        if crossing := vendor_crossing(
-            sc
-        ):  # here, where the chips are picked (Results alone said it: a review)
-            st.info(plain(f"{crossing[0].upper()}{crossing[1:]}."), icon=":material/swap_horiz:")
+        # here, where the chips are picked (Results alone said it: a review)
+        if crossing := vendor_crossing_note(sc):
+            st.info(plain(crossing), icon=":material/swap_horiz:")
     else:
         st.caption("Colocated instances keep the KV cache where it was computed: no transfer.")
 with right, st.container(border=True):

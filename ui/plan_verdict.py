@@ -37,8 +37,8 @@ from engine.planning import (
     reads_alike,
     steady_reruns,
     tokens_band,
-    vendor_crossing,
 )
+from engine.scenario import vendor_crossing_note
 from ui import marks, plan_link, state
 from ui.plan_counters import counters
 from ui.plan_per_chip import PER_CHIP, per_chip_frame, range_text
@@ -236,8 +236,8 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         _under_table(
             v, str(quoted[0]) if len(quoted) == 1 else None, len(frame), bool(reruns) and len(frame) > 1
         )
-        if p.best is not None and (crossing := vendor_crossing(p.best)):
-            st.warning(_sentence(plain(crossing)) + ".", icon=":material/swap_horiz:")
+        if p.best is not None and (crossing := vendor_crossing_note(p.best)):
+            st.warning(plain(crossing), icon=":material/swap_horiz:")
 
 
 def _nominal_box(v: Any, p: Any) -> None:

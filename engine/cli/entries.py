@@ -33,13 +33,12 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     from engine.explain import confidence
 
     cat = load_catalog()
+    # the flag named, as plan's refusal and roofline's own --tp name theirs (a review)
     for flag, name, known in (
         ("--model", args.model, cat.models),
         ("--hardware", args.hardware, cat.hardware),
     ):
-        if (
-            name not in known
-        ):  # the flag named, as plan's refusal and roofline's own --tp name theirs (a review)
+        if name not in known:
             raise ScenarioError(f"{flag}: {unknown_text(flag[2:], name, known)}")
     model = cat.model(args.model)
     # the layouts a scenario's run accepts, not a figure for one it refuses (a review: --tp 3 printed)

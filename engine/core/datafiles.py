@@ -176,9 +176,8 @@ def unpack_upload(name: str, raw: bytes) -> tuple[str, bytes]:
     if not name.endswith(".gz"):
         return name, raw
     inner = name[:-3]
-    if not inner.endswith(
-        UPLOAD_SUFFIXES
-    ):  # its name says what it holds (a statement read as no rule: a review)
+    # its name says what it holds (said as a statement, it read as no rule: a review)
+    if not inner.endswith(UPLOAD_SUFFIXES):
         kind = PurePosixPath(inner).suffix
         held = f"this one's name ends in {kind!r}" if kind else "this one's names none"
         raise ScenarioError(

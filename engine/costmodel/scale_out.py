@@ -1,9 +1,9 @@
 """Groups of chips wider than one machine: when a collective crosses the network, and its latency.
 
 A tensor- or expert-parallel group larger than its chip's scale-up domain (a TP16 over two 8-GPU
-machines) sends its collectives over the NICs: `spans_machines` says when, `SCALE_OUT_LATENCY_US`
-what one crossing waits, `scale_out_hops` how many crossings an all-reduce over more machines waits
-on (`perf.Instance.link_latency_s` puts them together).
+machines) sends its collectives over the NICs: `spans_machines` says when (`machines`: over how many),
+`SCALE_OUT_LATENCY_US` what one crossing waits, `scale_out_hops` how many crossings an all-reduce over
+more machines waits on (`perf.Instance.link_latency_s` puts them together).
 """
 
 from __future__ import annotations
@@ -30,11 +30,15 @@ def spans_machines(hw: HardwareSpec, chips: int) -> bool:
     return chips > hw.scale_up_domain
 
 
+def machines(hw: HardwareSpec, chips: int) -> int:
+    """The machines (scale-up domains) a group of `chips` chips fills."""
+    return -(-chips // max(hw.scale_up_domain, 1))
+
+
 def scale_out_hops(hw: HardwareSpec, chips: int) -> int:
     """The network crossings an all-reduce over `chips` chips waits on, in units of two machines'
     (`SCALE_OUT_LATENCY_US`): the depth of a binary tree over the machines, log2 of their count rounded
     down, as NCCL's tuning model counts a tree all-reduce's network latency (2 x log2i(nNodes) x the
     inter-node latency, src/graph/tuning.cc): 1 for two or three machines, 3 for eight. A TP64 over
     eight machines read a collective as fast as a TP16 over two (a hardware strategist's review)."""
-    machines = -(-chips // max(hw.scale_up_domain, 1))
-    return max(1, machines.bit_length() - 1)
+    return max(1, machines(hw, chips).bit_length() - 1)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from engine.explain import sustain
 from engine.explain.timeline_marks import fault_notes
 from engine.explain.trace_files import trace_notes
-from engine.scenario.crossing import vendor_crossing_text
+from engine.scenario.crossing import vendor_crossing_note
 
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
@@ -43,25 +43,24 @@ def scenario_notes(
         out += [f"workload.arrival.{n} is not used by a {arr.shape!r} shape" for n in arr.unused_by_shape()]
         if arr.kind in ("offline", "closed_loop") and scenario.warmup_s > 0:  # (unsaid: a review)
             out.append(f"warmup_s ({scenario.warmup_s:g}) is not used by {kind}: its whole run is measured")
-    if crossing := vendor_crossing_text(scenario):  # `emit` alone said it (a hardware strategist's review)
-        out.append(f"{crossing[0].upper()}{crossing[1:]}.")
+    if crossing := vendor_crossing_note(scenario):  # `emit` alone said it (a hardware strategist's review)
+        out.append(crossing)
     return out + span_notes(scenario)
 
 
 def span_notes(scenario: Scenario) -> list[str]:
     """Each pool whose tensor-parallel group is wider than its chip's scale-up domain: its all-reduces
     cross the network at every layer (a TP64 of H100s over eight machines ran with nothing said)."""
-    from engine.costmodel.scale_out import SCALE_OUT_LATENCY_US, scale_out_hops
+    from engine.costmodel.scale_out import SCALE_OUT_LATENCY_US, machines, scale_out_hops, spans_machines
 
     out = []
     for i, p in enumerate(scenario.deployment.pools):
         chip = scenario.chip(p.hardware)
-        if chip is None or p.tp <= chip.scale_up_domain:
+        if chip is None or not spans_machines(chip, p.tp):
             continue
-        machines = -(-p.tp // chip.scale_up_domain)
-        wait = SCALE_OUT_LATENCY_US * scale_out_hops(chip, p.tp)
+        wait, over = SCALE_OUT_LATENCY_US * scale_out_hops(chip, p.tp), machines(chip, p.tp)
         out.append(
-            f"deployment.pools[{i}] ({p.role}): its TP group of {p.tp} {p.hardware} spans {machines} machines of "
+            f"deployment.pools[{i}] ({p.role}): its TP group of {p.tp} {p.hardware} spans {over} machines of "
             f"{chip.scale_up_domain} chips, so each layer's two all-reduces cross the network, at least "
             f"{wait:g} µs each; instances of at most {chip.scale_up_domain} chips keep them inside a machine"
         )

@@ -18,6 +18,8 @@ AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 """The columns of Azure's LLM inference traces."""
 
 
+GAP_FIELD = "workload.trace.max_gap_s"
+"""The field that cuts an agentic session's pauses (the Workload page's Max gap box)."""
 JSON_SUFFIXES = (".jsonl", ".json")
 """The names of files a JSON trace comes in: Mooncake's JSON Lines, agentic sessions (one document or many)."""
 
@@ -85,15 +87,12 @@ def kept_text(
         far = reqs.after > len(reqs) and reqs.last_s > 100.0 * (start_s + duration_s)
         hint = " (if its times are in milliseconds, set the trace's time scale to 1,000)" if far else ""
         runs = f"the file runs to {reqs.last_s:,.0f} s"
-        if fmt == "agentic":  # seconds from each session's start, hours apart where its user paused
+        if fmt == "agentic" and gap_s is not None:  # seconds from each session's start: no unit to doubt
+            hint, runs = "", f"{runs}, its sessions' pauses cut to {gap_s:,.4g} s"
+        elif fmt == "agentic":  # hours apart where its user paused
             hint, runs = (
                 "",
-                runs
-                + (
-                    f", its sessions' pauses cut to {gap_s:,.4g} s"
-                    if gap_s is not None
-                    else "; its sessions pause for hours in places: Max gap (workload.trace.max_gap_s) cuts each pause"
-                ),
+                f"{runs}; its sessions pause for hours in places: Max gap ({GAP_FIELD}) cuts each pause",
             )
         parts.append(f"{reqs.after:,} at or past its end at {start_s + duration_s:,.0f} s ({runs}){hint}")
     return f"{said} of the file's {reqs.rows:,}: {'; '.join(parts)}"

@@ -69,6 +69,7 @@ _API = {
     "Trace": "engine.scenario.workload",
     "named": "engine.scenario.naming",
     "scenario_catalog": "engine.scenario.resolve",
+    "vendor_crossing_note": "engine.scenario.crossing",
 }
 _RENAMED = {"load_scenario": "load"}
 
@@ -118,6 +119,7 @@ __all__ = [
     "scenario_catalog",
     "to_data",
     "to_link",
+    "vendor_crossing_note",
     "window_changes",
 ]
 
@@ -148,6 +150,7 @@ if TYPE_CHECKING:
         window_changes,
     )
     from engine.scenario.codec import load as load_scenario
+    from engine.scenario.crossing import vendor_crossing_note
     from engine.scenario.degrade import Degrade
     from engine.scenario.deployment import Batching, Deployment, KvLink, Pool, Speculative
     from engine.scenario.faults import LINK_FIELDS, Fault

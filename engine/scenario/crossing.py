@@ -42,3 +42,10 @@ def vendor_crossing_text(scenario: Scenario) -> str:
             chip = scenario.chip(p.hardware)
             pools.append((p.role, chip.vendor if chip is not None else "unknown", p.hardware))
     return crossing_text(pools)
+
+
+def vendor_crossing_note(scenario: Scenario) -> str:
+    """`vendor_crossing_text` as a sentence of its own ('' where none): what a run's notes and the Results,
+    Strategy and Planner pages say."""
+    text = vendor_crossing_text(scenario)
+    return f"{text[:1].upper()}{text[1:]}." if text else ""
