@@ -39,6 +39,8 @@ LOG_SPAN = 8.0
 """The span of x (largest over smallest) past which a frontier chart's x axis is logarithmic: a MoE plan's
 costs ran from $36 to $640/h and every candidate worth weighing sat in a few pixels at the left (a
 planner's review)."""
+LOG_AXIS = {"type": "log", "tickformat": ",~r", "dtick": "D2"}
+"""That axis, labelled at 2 and 5 of each decade: every digit's label ran together ('80 90 100': a look)."""
 
 
 def pareto_chart(
@@ -127,7 +129,7 @@ def pareto_chart(
     best = rows[rows["chosen"]]
     if len(best):
         fig.add_trace(_star(best, x, y, data(best), hover))
-    fig.update_xaxes(title=x_title, **({"type": "log", "tickformat": ",~r"} if log_x else {}))
+    fig.update_xaxes(title=x_title, **(LOG_AXIS if log_x else {}))
     fig.update_yaxes(title=y_title, rangemode="tozero")
     fig.update_layout(
         title={"text": title, "x": 0, "font": {"size": 15}},

@@ -409,7 +409,7 @@ def test_a_frontier_spanning_a_wide_range_of_costs_is_drawn_on_a_log_axis() -> N
         passing_frontiers(frame), "usd_per_hour", "goodput_rps", "on_cost_frontier", title="t", x_title="x",
         y_title="y",
     )  # fmt: skip
-    assert wide.layout.xaxis.type == "log"
+    assert wide.layout.xaxis.type == "log" and wide.layout.xaxis.dtick == "D2"
     narrow = frame.assign(usd_per_hour=[36.0, 40.0, 48.0, 60.0])
     flat = pareto_chart(
         passing_frontiers(narrow), "usd_per_hour", "goodput_rps", "on_cost_frontier", title="t", x_title="x",
