@@ -207,7 +207,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         )
         + f"; {_latencies(c, reruns)}"
     )
-    unsure = v.unsure_text(p.exhaustive)  # a search cut short: "of those checked" in the headline too
+    unsure = v.unsure_text(p.settled)  # a search cut short: "of those checked" in the headline too
     with st.container(key="fg-plan-verdict"):
         show = st.success if c["passes"] and c["holds_slowed"] is not False else st.warning
         show(

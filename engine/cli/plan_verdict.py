@@ -94,7 +94,7 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         else f"the lowest {what} that meets every SLO as modelled"
     )
     # the headline says "of those checked" where the search was cut short
-    unsure = v.unsure_text(p.exhaustive)
+    unsure = v.unsure_text(p.settled)
     print(
         f"\nchosen ({how}{', of those checked' if unsure else ''}): {c['shape']} {c['split']} ({c['group']})"
     )

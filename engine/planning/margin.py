@@ -211,7 +211,7 @@ class Margin:
     def pick_text(self) -> str:
         """What the slowed search's pick is: 'the cheapest that passes even then' ('the leanest' by power,
         'the smallest' by chips), 'the cheapest found ...' where the search ran out of simulations."""
-        found = "" if self.slowed.exhaustive else " found"
+        found = "" if self.slowed.settled else " found"
         # over the planning window, said: rerun over the full length, such a pick can fail where the verdict
         # judged the choice over it (4P:1D at $14.94/h read 'passes even then' and failed at 30.1 ms: a review)
         return (
@@ -254,8 +254,9 @@ class Margin:
         return _best_value(p), False
 
     def cut_text(self) -> str:
-        """'' where the slowed search was exhaustive, else that it ran out and a better pick may exist."""
-        if self.slowed.exhaustive:
+        """'' where the slowed search settled its pick (`Plan.settled`), else that it ran out and a
+        better pick may exist."""
+        if self.slowed.settled:
             return ""
         return (
             f"the slowed search ran out of simulations, so a {better(self.modelled.objective)} one may exist"
@@ -290,6 +291,7 @@ class Margin:
             "extra_usd_per_hour": self.extra_usd_per_hour,
             "slowed_best": best,
             "slowed_exhaustive": q.exhaustive,
+            "slowed_settled": q.settled,
         }
 
 

@@ -61,7 +61,9 @@ from engine.planning.candidates import (
 from engine.planning.frontier import mark_frontiers
 from engine.planning.objective import Objective, check_objective
 from engine.planning.plan_notes import (
+    Cut,
     budget_note,
+    cut,
     method_notes,
     no_build_note,
     over_budget_note,
@@ -129,6 +131,7 @@ class Plan:
     simulated: int
     feasible: int
     exhaustive: bool
+    """Whether the search ran every shape it meant to within its simulation budget."""
     notes: tuple[str, ...] = ()
     """What the search left out or could not do: said as warnings."""
     method: tuple[str, ...] = ()
@@ -150,6 +153,12 @@ class Plan:
     session_lead_s: float = 0.0
     """How much earlier than its window each planning run starts, unmeasured, for its multi-turn
     sessions to ramp up to the target rate (`candidates.planning_scenario`); 0.0 without sessions."""
+    settled: bool = True
+    """Whether no shape the budget left unsearched or cut short could be better than the choice, its
+    cost-model bound being no better (`plan_notes.Cut`): true where `exhaustive`, and where the budget
+    stopped the search past every shape that could have won."""
+    unsearched_from: float = math.inf
+    """The best cost-model bound (in the objective) among the shapes the budget left; inf: none."""
     ran: Ran | None = field(default=None, repr=False, compare=False)
     """What its searches simulated, for the margin's slowed search to reuse (`engine.planning.ran`)."""
 
@@ -191,6 +200,8 @@ class Plan:
             "best": best,
             "counts": counts,
             "exhaustive": self.exhaustive,
+            "settled": self.settled,
+            "unsearched_from": self.unsearched_from if math.isfinite(self.unsearched_from) else None,
             "notes": list(self.notes),
             "method": list(self.method),
             "calibration": {c.hardware: c.as_dict() for c in self.calibration},
@@ -338,15 +349,33 @@ def plan(
         if best is not None and isinstance(pf := _shape_of(search, best), Portfolio):
             groups[group_of(pf)] = best
         notes += said
+    verdict, best, left = _decided(search, groups, best, (live, status, found), notes, risk_aware, verify)
+    notes += budget_note(search, budget) + _scenario_notes(scenario, space)
+    out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes, verify)
+    out = replace(out, settled=left.settled, unsearched_from=left.least)
+    return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
+
+
+def _decided(
+    search: Search,
+    groups: dict[str, dict[str, Any]],
+    best: dict[str, Any] | None,
+    bounds: tuple[Sequence[Bound], dict[Shape | Portfolio, str], dict[Shape | Portfolio, int]],
+    notes: list[str],
+    risk_aware: bool,
+    verify: bool,
+) -> tuple[Verdict | None, dict[str, Any] | None, Cut]:
+    """The verdict where one is asked for (`decide`), the choice's run (else the nominal `best`), and
+    what the simulation budget left of the search (`cut`); their notes added to `notes`."""
     verdict = None
     if verify or risk_aware:
-        verdict = decide(search, groups, live, status, found, risk_aware=risk_aware, verify=verify)
+        verdict = decide(search, groups, *bounds, risk_aware=risk_aware, verify=verify)
         best = search.rows[verdict.chosen_run] if verdict.chosen_run is not None else None
         notes += verdict.notes
     search.runner.close()  # hints never asked for
-    notes += budget_note(search, budget) + _scenario_notes(scenario, space)
-    out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes, verify)
-    return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
+    left = cut(search, groups, best)
+    notes += left.notes(search)
+    return verdict, best, left
 
 
 def _scenario_notes(scenario: Scenario, space: SearchSpace) -> list[str]:
@@ -437,13 +466,15 @@ def _branch_and_bound(
         # finalists are searched to a passing point even above the best, for the frontier
         finalist = (i < space.finalists or b.shape.mode not in searched_modes) and b.usd_per_hour < cap
         if search.out_of_budget:
-            status[b.shape] = "unexplored"
+            status[b.shape], search.cut[b.shape] = "unexplored", bound
         elif (bound >= best_cost or b.usd_per_hour >= cap) and not finalist:
             status[b.shape] = "bounded"
         else:
             search.ahead_shapes(live, i, best_cost)  # a cluster's runner starts them early; no effect here
             row = search.search(b, math.inf if finalist else best_cost)
             status[b.shape] = "simulated"
+            if search.out_of_budget:  # its counts' search cut short: a cheaper passing count may be left
+                search.cut[b.shape] = bound
             searched_modes.add(b.shape.mode)
             if row is not None:
                 found[b.shape] = int(row["run"])

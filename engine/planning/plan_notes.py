@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
-from engine.planning.objective import better
+from engine.planning.objective import better, value_text
+from engine.planning.risk_search import group_of
 from engine.planning.rules import rule_text
 from engine.planning.search import Search
 from engine.planning.sizing import Bound
@@ -102,6 +105,59 @@ def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
     return float(target_rps - runs["shortfall_rps"].min())
 
 
+@dataclass(frozen=True)
+class Cut:
+    """What the simulation budget left of the search (`Search.cut`): `settled` where no shape it left
+    unsearched or cut short could be better than the choice, each shape's bound being no better;
+    `least` the best of those bounds (inf: none left); `groups` the chip groups whose best shown may
+    not be their own best (a shape of theirs left below it)."""
+
+    settled: bool
+    least: float
+    groups: tuple[str, ...]
+
+    def notes(self, search: Search) -> list[str]:
+        """The budget's note: where the choice is settled, that it is and which groups' bests are not;
+        else that a better deployment may exist."""
+        if not search.cut:
+            return []
+        n, word, obj = len(search.cut), better(search.objective), search.objective
+        head = (
+            f"stopped at the simulation budget ({search.space.max_simulations}) with {n} shape"
+            f"{'s' if n > 1 else ''} left unsearched or cut short (their cost-model bounds from "
+            f"{value_text(self.least, obj)})"
+        )
+        if not self.settled:
+            return [f"{head}; a {word} deployment may exist"]
+        # the flagship plan read 'a cheaper deployment may exist' where every shape left was bounded above
+        # its choice (sixteen chip groups each searched to a pass spent the budget)
+        named = [*self.groups[:SAID_GROUPS]] + (
+            [f"{len(self.groups) - SAID_GROUPS} more chip groups"] if len(self.groups) > SAID_GROUPS else []
+        )
+        some = " and ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+        was, its = ("was", "its") if len(self.groups) == 1 else ("were", "their")
+        short = f"; {some} {was} not searched to {its} own best" if some else ""
+        return [
+            f"{head}: none can be {word} than the choice, which stands{short} (more simulations search further)"
+        ]
+
+
+SAID_GROUPS = 4
+"""Chip groups a budget's note names (the rest counted)."""
+
+
+def cut(search: Search, groups: dict[str, dict[str, Any]], best: dict[str, Any] | None) -> Cut:
+    """`Cut` from the shapes the budget left (`Search.cut`), each group's best run and the choice's."""
+    least = min(search.cut.values(), default=math.inf)
+    settled = not search.cut or (best is not None and search.value(best) <= least)
+    short = dict.fromkeys(
+        g
+        for shape, bound in sorted(search.cut.items(), key=lambda kv: kv[1])
+        if (g := group_of(shape)) not in groups or bound < search.value(groups[g])
+    )
+    return Cut(settled, least, tuple(short))
+
+
 SAID_REASONS = 4
 """Shapes whose reason a plan that simulated nothing names in its note (the rest: the candidates)."""
 
@@ -113,11 +169,6 @@ def run_notes(
     client. `reasons`: each shape's label and what became of it, said where nothing was simulated (the
     note pointed at a candidates table the text does not print: a review)."""
     notes = []
-    if search.out_of_budget:
-        notes.append(
-            f"stopped at the simulation budget ({search.space.max_simulations}); a {better(search.objective)} "
-            "deployment may exist"
-        )
     if not found and not len(runs):  # every shape pruned or bounded out: nothing was simulated
         said = "; ".join(reasons[:SAID_REASONS])
         more = (

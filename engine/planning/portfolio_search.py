@@ -87,12 +87,14 @@ def search_portfolios(
         elif (kw := search.kw(b.portfolio, b.counts)) > search.power_budget_kw:
             status[b.portfolio] = f"pruned: over the power budget (at least {kw:,.1f} kW at TDP)"
         elif search.out_of_budget:
-            status[b.portfolio] = "unexplored"
+            status[b.portfolio], search.cut[b.portfolio] = "unexplored", search.cost(b.portfolio, b.counts)
         elif search.cost(b.portfolio, b.counts) >= best_cost:
             status[b.portfolio] = "bounded"
         else:
             row = search.search_portfolio(b, best_cost)
             status[b.portfolio] = "simulated"
+            if search.out_of_budget:
+                search.cut[b.portfolio] = search.cost(b.portfolio, b.counts)
             if row is not None:
                 found[b.portfolio] = int(row["run"])
                 best = row if best is None or search.value(row) < best_cost else best

@@ -273,6 +273,9 @@ class Search:
         self.scenarios: list[Scenario] = []
         self.index: dict[tuple[Shape | Portfolio, tuple[int, ...]], int] = {}
         self.out_of_budget = False
+        self.cut: dict[Shape | Portfolio, float] = {}
+        """The shapes (and portfolios) the budget left unsearched or cut short, each with its bound in
+        the objective (`cost`): a deployment of one is never better than it (`engine.planning.plan_notes.cut`)."""
         self.lead_s = 0.0
         """How much earlier than its window each run starts for its sessions' ramp (`session_lead_s`)."""
         self.full_lead_s = 0.0

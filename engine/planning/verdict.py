@@ -234,14 +234,15 @@ class Verdict:
             return "it fails, moved up or not"
         return f"its pick moved up to {row['split']}" if row["moved_up"] else ""
 
-    def unsure_text(self, exhaustive: bool) -> str:
+    def unsure_text(self, settled: bool) -> str:
         """What the choice's 'cheapest' rests on where the search did not settle it: the search
-        stopped at its simulation budget (`exhaustive` false), and cheaper rows the risk-aware
-        checks never reached ('not checked'); '' where neither. The page's "Cheapest deployment ...
-        even with every chip at the pessimistic edge" stood bare beside both (a walkthrough)."""
+        stopped at its simulation budget short of shapes that might beat it (`Plan.settled` false),
+        and cheaper rows the risk-aware checks never reached ('not checked'); '' where neither. The
+        page's "Cheapest deployment ... even with every chip at the pessimistic edge" stood bare beside
+        both (a walkthrough)."""
         c = self.chosen
         said = []
-        if not exhaustive:
+        if not settled:
             said.append(
                 f"the search stopped at its simulation budget, so a {better(self.objective)} deployment may exist"
             )

@@ -118,7 +118,7 @@ def test_a_plan_by_power_has_its_slowed_pick_by_power() -> None:
     assert q.best_run is not None
     passing = q.runs[q.runs["passes"].astype(bool)]
     assert q.runs["power_w"].iloc[q.best_run] == passing["power_w"].min()  # the leanest, not the cheapest
-    found = "" if q.exhaustive else " found"
+    found = "" if q.settled else " found"
     # over the planning window, said (such a pick failed rerun over the full length: a review)
     assert m.pick_text() == (
         f"the leanest{found} that passes even then over the {p.duration_s:,.0f} s planning window "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from engine.planning.candidates import SearchSpace
@@ -33,3 +34,34 @@ def test_the_frontier_traced_past_the_winner_stays_within_the_budget() -> None:
     p = plan(io.load_preset("chat-colocated"), 16.0, _space(26.0), **NOMINAL)
     assert p.best is not None
     assert p.runs["usd_per_hour"].max() <= 26.0
+
+
+def test_a_simulation_budget_that_stops_past_every_shape_that_could_win_settles_the_choice() -> None:
+    """The flagship plan (four chips, sixteen chip groups) read 'a cheaper deployment may exist' where
+    every shape its simulation budget left had a cost-model bound above the choice (a note): such a
+    choice is settled, the same as an unlimited search's, and said so; a budget that stops short of a
+    shape that could win still says a cheaper one may exist."""
+    sc = io.load_preset("chat-disaggregated")
+
+    def at(n: int) -> Any:
+        chips = ("h100-sxm", "b200", "mi300x")
+        space = SearchSpace(hardware=chips, tp=(1, 2), pp=(1,), duration_s=30.0, max_simulations=n)
+        return plan(sc, 16.0, space, **NOMINAL)
+
+    full = at(200)
+    assert full.exhaustive and full.settled and full.unsearched_from == math.inf
+    cheapest = full.best_usd_per_hour
+    seen = set()
+    for n in (24, 32, 34, 38):
+        p = at(n)
+        assert not p.exhaustive
+        seen.add(p.settled)
+        said = " ".join(p.notes)
+        if p.settled:  # nothing left could beat it: the unlimited search's choice
+            assert p.best_usd_per_hour == cheapest and p.unsearched_from >= cheapest
+            assert "which stands" in said and "may exist" not in said
+        else:
+            assert p.unsearched_from < (p.best_usd_per_hour or math.inf)
+            assert "a cheaper deployment may exist" in said and "which stands" not in said
+        assert p.to_json()["settled"] == p.settled
+    assert seen == {True, False}  # both cases met

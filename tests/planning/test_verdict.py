@@ -355,13 +355,13 @@ def test_a_choice_the_search_did_not_settle_says_so() -> None:
     p = plan(io.load_preset("chat-colocated"), 16.0, space)
     v = p.verdict
     assert v is not None and v.chosen is not None
-    said = v.unsure_text(p.exhaustive)
-    assert ("stopped at its simulation budget" in said) == (not p.exhaustive)
+    said = v.unsure_text(p.settled)
+    assert ("stopped at its simulation budget" in said) == (not p.settled)
     c = v.chosen
     cheaper = v.table[(v.table["objective_value"] < c["objective_value"]) & v.table["holds_slowed"].isna()]
     for g in cheaper["group"]:
         assert g in said.split("did not reach: ")[1]
-    assert said or (p.exhaustive and cheaper.empty)
+    assert said or (p.settled and cheaper.empty)
     cut = "the risk-aware checks ran out of simulations, so a cheaper deployment"
     assert (cut in said) == v.risk_checks_cut  # its own budget spent: said (a review)
     rest = [s for s in said.split("; ") if not s.startswith("the search stopped")]
