@@ -185,21 +185,29 @@ def _longest(dist: LengthDist) -> int:
 
 
 def longest_request_tokens(scenario: Scenario) -> int:
-    """The longest request the scenario's workload can send, prompt and output together: a trace's
-    longest in the window, else the largest shared prefix plus longest prompt and output of a
-    class. Multi-turn sessions (open loop) carry each turn's context into the next, so they have
-    no bound short of the model's context (`bounds.MAX_TOKENS_PER_REQUEST` stands for it)."""
+    """The longest request the scenario's workload can send, prompt and output together (`longest_tokens`);
+    `bounds.MAX_TOKENS_PER_REQUEST` where multi-turn sessions leave no bound short of the model's context."""
+    each = longest_tokens(scenario)
+    return bounds.MAX_TOKENS_PER_REQUEST if each is None else max([1, *(whole for _, whole in each)])
+
+
+def longest_tokens(scenario: Scenario) -> list[tuple[int, int]] | None:
+    """Per class, the longest prompt and the longest request (prompt and output) the workload can send:
+    a trace's longest in the window (for every class), else the class's shared prefix plus its longest
+    prompt, and that plus its longest output. None where multi-turn sessions (open loop) carry each
+    turn's context into the next: no bound short of the model's context."""
     wl = scenario.workload
     if wl.trace is not None:
         reqs = read_trace(wl.trace, scenario)
-        return int((reqs.prompt_tokens + reqs.output_tokens).max())
+        one = (int(reqs.prompt_tokens.max()), int((reqs.prompt_tokens + reqs.output_tokens).max()))
+        return [one] * len(wl.classes)
     sessions = wl.arrival.kind in ("poisson", "gamma")
-    out = 1
+    out = []
     for c in wl.classes:
         if sessions and c.multi_turn.turns_mean > 1:
-            return bounds.MAX_TOKENS_PER_REQUEST
+            return None
         prompt = min(c.prefix.tokens + _longest(c.input), bounds.MAX_TOKENS_PER_REQUEST)
-        out = max(out, prompt + _longest(c.output))
+        out.append((prompt, prompt + _longest(c.output)))
     return out
 
 

@@ -64,6 +64,7 @@ from engine.planning.plan_notes import (
     Cut,
     budget_note,
     cut,
+    kv_room_notes,
     method_notes,
     no_build_note,
     over_budget_note,
@@ -374,7 +375,7 @@ def _decided(
         notes += verdict.notes
     search.runner.close()  # hints never asked for
     left = cut(search, groups, best)
-    notes += left.notes(search)
+    notes += left.notes(search) + kv_room_notes(search, best)
     return verdict, best, left
 
 

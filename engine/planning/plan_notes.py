@@ -10,8 +10,10 @@ from typing import Any
 
 import pandas as pd
 
+from engine.planning.emit_facts import longest_tokens
 from engine.planning.objective import better, value_text
-from engine.planning.risk_search import group_of
+from engine.planning.portfolio import Portfolio
+from engine.planning.risk_search import counts_of, group_of
 from engine.planning.rules import rule_text
 from engine.planning.search import Search
 from engine.planning.sizing import Bound
@@ -156,6 +158,65 @@ def cut(search: Search, groups: dict[str, dict[str, Any]], best: dict[str, Any] 
         if (g := group_of(shape)) not in groups or bound < search.value(groups[g])
     )
     return Cut(settled, least, tuple(short))
+
+
+KV_ROOM = 1.25
+"""A chosen pool whose instance (a rank of it) holds less KV cache than this many times the longest
+request it took in the planning run is said (`kv_room_notes`)."""
+
+
+def kv_room_notes(search: Search, best: dict[str, Any] | None) -> list[str]:
+    """Each pool of the choice whose instances (a rank of one) hold less than `KV_ROOM` times the
+    longest request the workload can send them (`longest_tokens`: a prefill pool its prompt, decode and
+    mixed its prompt and output; with multi-turn sessions, which have no such bound, the planning run's
+    longest): such a request runs nearly alone on its instance, and one longer than the cache is
+    refused. It was said only in `emit`'s script (a 70B on one H100 holds 18,176 tokens against a workload's
+    16,384-token prompts: a review)."""
+    d = search.demand
+    if best is None or d is None or not len(d.prompt_tokens):
+        return []
+    shape, _ = counts_of(search, best)
+    context = search.cat.models[search.base.model.id].max_context
+    each = longest_tokens(search.base)
+    sent = "the workload can send them" if each is not None else "the planning run sent them"
+    if each is None:  # sessions: what the run drew, by class
+        each = [
+            (_most(d.prompt_tokens[d.cls == c]), _most((d.prompt_tokens + d.output_tokens)[d.cls == c]))
+            for c in range(int(d.cls.max()) + 1)
+        ]
+    prompt, whole = (min(context, max(x)) for x in zip(*each, strict=True))
+    if isinstance(shape, Portfolio):
+        pools = [("prefill", shape.prefill, prompt)]
+        pools += [
+            (f"decode ({c})", k, min(context, each[i][1]))
+            for i, (c, k) in enumerate(zip(shape.classes, shape.decode, strict=True))
+        ]
+    elif shape.mode == "colocated":
+        pools = [("mixed", shape.prefill, whole)]
+    else:
+        pools = [("prefill", shape.prefill, prompt), ("decode", shape.decode, whole)]
+    notes = []
+    for role, kind, longest in pools:
+        room = search.rates[kind].kv_capacity_tokens // kind.dp
+        if longest and room < KV_ROOM * longest:
+            what = "prompt" if role == "prefill" else "request"
+            notes.append(
+                f"the choice's {role} instances ({kind.label()}) hold {room:,} tokens of KV cache"
+                f"{' a rank' if kind.dp > 1 else ''}, {room / longest:.2f}x the longest {what} {sent} "
+                f"({longest:,} tokens): "
+                + (
+                    f"one longer than {room:,} would be refused"
+                    if room < longest
+                    else "one that long runs nearly alone"
+                )
+                + " (more memory a rank widens it: a larger tp, FP8 KV, another chip)"
+            )
+    return notes
+
+
+def _most(tokens: Any) -> int:
+    """The largest of some token counts, 0 where there are none."""
+    return int(tokens.max()) if len(tokens) else 0
 
 
 SAID_REASONS = 4
