@@ -267,8 +267,15 @@ class HardwareSpec(Spec):
     clock_ghz: Annotated[float, Field(ge=0.01, le=10)] | None = Field(
         default=None, description="the clock the peaks are stated at (for the catalog; peaks already hold it)"
     )
-    sources: Annotated[dict[Key, Text], Field(max_length=32)]
-    profiles: Annotated[dict[Key, CalibrationProfile], Field(max_length=16)]
+    sources: Annotated[dict[Key, Text], Field(max_length=32)] = Field(
+        description="a table of where each number comes from, field = 'its source' or 'assumption: <why>' "
+        "(tflops, memory_gb, memory_tb_s, scale_up_gb_s, scale_out_gb_s, tdp_w, idle_w and usd_per_hour each need one)"
+    )
+    profiles: Annotated[dict[Key, CalibrationProfile], Field(max_length=16)] = Field(
+        description="calibration profiles by name, at least the default_profile's ('default'): a table "
+        "profiles.default with eta_compute and eta_bandwidth (0 to 1, the share of peak compute and "
+        "memory bandwidth reached), overhead_ms (per iteration) and source"
+    )
     default_profile: Key = "default"
     notes: str = Field(default="", max_length=4000)
 

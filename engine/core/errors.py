@@ -94,6 +94,21 @@ def _field_constraints(model: type[BaseModel], names: Sequence[str]) -> list[Any
     return None
 
 
+def _description(model: type[Any], loc: Sequence[int | str]) -> str:
+    """The description of the model field at `loc` under `model` ('' where it has none, or `loc` leads
+    through something other than models, lists and tuples)."""
+    names = [part for part in loc if isinstance(part, str)]
+    cls = model if isinstance(model, type) and issubclass(model, BaseModel) else None
+    for i, name in enumerate(names):
+        field = cls.model_fields.get(name) if cls is not None else None
+        if field is None:
+            return ""
+        if i == len(names) - 1:
+            return field.description or ""
+        cls = _model_in(field.annotation)
+    return ""
+
+
 def _dict_value(annotation: Any) -> list[Any] | None:
     """The constraints of a `dict[key, Annotated[number, Field(...)]]` field's values (None: not such)."""
     if typing.get_origin(annotation) is not dict:
@@ -191,6 +206,9 @@ def format_validation_error(
             # NaN fails every bound: the bound it happened to be checked against said nothing ('not NaN; input
             # should be less than or equal to 5000', beside the range: a review); the range below says it
             msg = "must be a number, not NaN"
+        if err["type"] == "missing" and model is not None and (what := _description(model, loc)):
+            # a custom chip without profiles read only "profiles: Field required" (a hardware strategist)
+            msg = f"{msg}: {what}"
         if model is not None and err["type"] in RANGED_ERRORS and (both := _range(model, loc)) is not None:
             msg = f"{msg}; the allowed range is {both[0]} to {both[1]}"
         head, sep, rest = msg.partition(": ")

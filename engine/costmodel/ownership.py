@@ -45,8 +45,9 @@ CostMode = Literal["rent", "own"]
 """How chips are paid for: rented per chip-hour, or owned (capital, energy, hosting)."""
 ChipId = Annotated[str, Field(pattern=ID_PATTERN)]
 ChipUsd = Annotated[float, Field(gt=0, le=10_000_000)]
-ChipRent = Annotated[float, Field(gt=0, le=1_000)]
-"""A chip-hour's rent, USD (an 8-GPU server's on-demand hour is about $100)."""
+ChipRent = Annotated[float, Field(gt=0, le=10_000)]
+"""A chip-hour's rent, USD (an 8-GPU server's on-demand hour is about $100), up to the ceiling of a chip's
+own `usd_per_hour` (a custom chip could be priced to $10,000 an hour and restated only to $1,000: a review)."""
 ServerUsd = Annotated[float, Field(ge=0, le=10_000_000)]
 EngineerMonths = Annotated[float, Field(ge=0, le=10_000)]
 

@@ -579,4 +579,4 @@ def test_refusals_name_the_flag_and_a_tables_range(capsys: pytest.CaptureFixture
     assert main(["run", "chat-disaggregated", "--set", "=5"]) == 2
     assert "--set '=5': expected path=value" in capsys.readouterr().err
     assert main(["run", "chat-disaggregated", "--set", "cost.usd_per_hour.h100-sxm=-1"]) == 2
-    assert "the allowed range is more than 0 to 1,000 (got -1)" in capsys.readouterr().err
+    assert "the allowed range is more than 0 to 10,000 (got -1)" in capsys.readouterr().err

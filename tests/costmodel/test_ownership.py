@@ -138,6 +138,11 @@ def test_chip_hour_rate_matches_the_run() -> None:
         ({"cost.capex_usd": {"h100-sxm": 0}}, r"cost\.capex_usd\.h100-sxm: .*greater than 0"),
         ({"cost.capex_usd": {"H100!": 1}}, r"cost\.capex_usd\.H100!"),
         ({"cost.rent": 1}, r"cost\.rent: unknown field"),
+        # as high as a chip's own price may be (it allowed $1,000 where a custom chip's allows $10,000: a review)
+        (
+            {"cost.usd_per_hour": {"h100-sxm": 10_001}},
+            r"cost\.usd_per_hour\.h100-sxm: .*the allowed range is more than 0 to 10,000 \(got 10001\)",
+        ),
     ],
 )
 def test_bad_values_name_the_field_and_range(override: dict[str, Any], message: str) -> None:

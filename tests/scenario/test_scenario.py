@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import tomllib
 import zlib
 from pathlib import Path
@@ -189,6 +190,22 @@ def test_custom_hardware_inline(catalog) -> None:  # type: ignore[no-untyped-def
     s = io.from_data(data)
     assert resolve(s).pools[0].usd_per_hour == 3 * 2 * 1.0
     assert io.loads_toml(io.dumps_toml(s)) == s
+
+
+def test_a_custom_chip_missing_a_table_is_told_what_the_table_holds(catalog) -> None:  # type: ignore[no-untyped-def]
+    """A custom chip without profiles or sources read only "profiles: Field required" (a hardware
+    strategist): the message says what each table holds; a field without a description keeps pydantic's."""
+    data = io.to_data(io.load_preset(io.DEFAULT_PRESET))
+    chip = catalog.chip("h100-sxm").model_dump(mode="json", by_alias=True) | {"id": "my-h100"}
+    del chip["profiles"], chip["sources"], chip["vendor"]
+    data["custom_hardware"] = [chip]
+    with pytest.raises(ScenarioError) as err:
+        io.from_data(io.set_path(data, "deployment.pools[0].hardware", "my-h100"))
+    said = str(err.value)
+    assert "custom_hardware[0].profiles: Field required: calibration profiles by name" in said
+    assert "profiles.default with eta_compute and eta_bandwidth (0 to 1" in said
+    assert "custom_hardware[0].sources: Field required: a table of where each number comes from" in said
+    assert re.search(r"custom_hardware\[0\]\.vendor: Field required(;|$)", said)
 
 
 def test_paths() -> None:
