@@ -50,9 +50,25 @@ def unknown_text(kind: str, name: str, known: Iterable[str]) -> str:
     ids = sorted(known)
     folded = {i.lower(): i for i in ids}
     key = str(name).lower()
-    near = [folded[key]] if key in folded else difflib.get_close_matches(key, ids, n=1, cutoff=0.6)
-    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    # an id the name begins ('h100' for 'h100-sxm') before a close spelling: 'h100' was offered 'h200', a
+    # dearer chip with more memory (an infrastructure engineer's review)
+    begun = [i for i in ids if key and i.lower().startswith(key + "-")] if key not in folded else []
+    near = (
+        [folded[key]]
+        if key in folded
+        else begun[:SAID_NEAR] or difflib.get_close_matches(key, ids, n=1, cutoff=0.6)
+    )
+    said = [repr(n) for n in near]
+    hint = (
+        f" (did you mean {' or '.join([', '.join(said[:-1]), said[-1]] if len(said) > 1 else said)}?)"
+        if near
+        else ""
+    )
     return f"unknown {kind} {name!r}{hint}; known: {', '.join(ids)}"
+
+
+SAID_NEAR = 3
+"""The most ids a 'did you mean' offers where the name begins several ('qwen3-235b' for two models)."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 from engine.cli import emit as emit_cli
 from engine.cli.common import add_work_limit_flag, command, whole
 from engine.cli.links import add_link_flags
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 
 RULE_CHOICES = ("percentile", "attainment")
@@ -138,6 +139,13 @@ def _capacity(sub: Any) -> None:
     c.add_argument("--max-simulations", type=whole, default=10)
     c.add_argument(
         "--duration-s", type=float, default=None, help="window of each run (default: the scenario's)"
+    )
+    c.add_argument(
+        "--seeds",
+        type=whole,
+        default=1,
+        help=f"a rate passes only if each of N seeds passes (the scenario's seed and the next; 1 to "
+        f"{bounds.MAX_REPLICATIONS}): one seed's capacity passes or fails near it by the draw of its requests",
     )
     _add_rule_flags(c)
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")

@@ -68,6 +68,14 @@ def test_a_mistyped_chip_or_model_is_answered_with_the_likely_id(capsys: pytest.
         "unknown hardware 'h100sxm' (did you mean 'h100-sxm'?)"
     )
     assert unknown_text("model", "zzz", ["llama-3.1-8b"]) == "unknown model 'zzz'; known: llama-3.1-8b"
+    # the chip whose id the name begins, not the nearest spelling: 'h100' was offered 'h200' (a review)
+    chips = ["h100-sxm", "h20", "h200", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x"]
+    assert unknown_text("hardware", "h100", chips).startswith(
+        "unknown hardware 'h100' (did you mean 'h100-sxm'?)"
+    )
+    assert unknown_text("hardware", "tpu", chips).startswith(
+        "unknown hardware 'tpu' (did you mean 'tpu-v5e', 'tpu-v5p' or 'tpu-v6e'?)"
+    )
     for args, said in (
         (
             ["--model", "llama-3.1-70b", "--hardware", "h100sxm"],
