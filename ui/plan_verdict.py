@@ -127,7 +127,10 @@ def _ms_band(b: Any, ms: float | None) -> str:
     if not b or ms is None:
         return ""
     size, places = duration_unit(ms)[1], duration_places(ms)  # as `duration_text` writes the figure
-    return f" ({b[0] / size:,.{places}f} to {b[1] / size:,.{places}f})"
+    low, high = f"{b[0] / size:,.{places}f}", f"{b[1] / size:,.{places}f}"
+    if low == f"{ms / size:,.{places}f}" and b[1] > ms:  # no faster run, no band of its kind (as the CLI's)
+        return f" (up to {high})"
+    return f" ({low} to {high})"
 
 
 def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:

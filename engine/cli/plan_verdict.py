@@ -31,9 +31,14 @@ def _ms(v: Any) -> str:
     return f"{v:,.0f} ms" if v >= 100 else f"{v:.1f} ms"
 
 
-def _band(b: Any, fmt: str) -> str:
-    """' (0.91 to 1.40)' or ''."""
-    return "" if not b else f" ({format(b[0], fmt)} to {format(b[1], fmt)})"
+def _band(b: Any, fmt: str, figure: float | None = None) -> str:
+    """' (0.91 to 1.40)', ' (up to 877)' where its low end reads as the `figure` (a latency band with no
+    faster run and no band of its kind: '463 ms (463 to 877)' read as if it could not be faster), or ''."""
+    if not b:
+        return ""
+    if figure is not None and format(b[0], fmt) == format(figure, fmt) and b[1] > figure:
+        return f" (up to {format(b[1], fmt)})"
+    return f" ({format(b[0], fmt)} to {format(b[1], fmt)})"
 
 
 def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
@@ -46,8 +51,8 @@ def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
     bands = class_bands(row, reruns)
     for name, c in row["classes_at_slo"].items():
         p = pct_label(c["percentile"])
-        ttft = f"TTFT {p} {_ms(c['ttft_ms'])}{_band(bands[name][0], ',.0f')}"
-        tpot = f"TPOT {p} {_ms(c['tpot_ms'])}{_band(bands[name][1], '.1f')}"
+        ttft = f"TTFT {p} {_ms(c['ttft_ms'])}{_band(bands[name][0], ',.0f', c['ttft_ms'])}"
+        tpot = f"TPOT {p} {_ms(c['tpot_ms'])}{_band(bands[name][1], '.1f', c['tpot_ms'])}"
         ttft += f" (target {plain(c['ttft_target_ms'])} ms)"
         tpot += f" (target {plain(c['tpot_target_ms'])} ms)"
         parts.append((f"{name}: " if many else "") + f"{ttft}, {tpot}")

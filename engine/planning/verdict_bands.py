@@ -80,12 +80,16 @@ def reads_alike(band: Sequence[float] | None, fmt: str) -> bool:
     return format(band[0], fmt) == format(band[1], fmt)
 
 
-def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]:
+def bands(
+    quoted: dict[str, Any], edges: list[dict[str, Any]], same: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The quoted row's bands (`<figure>_band`, and per class `classes_at_slo`), each latency band
     taking in the latencies of its runs at the bands' pessimistic edge (`edges`: over the quoted
     window and over the planning window, a range never leaves out what the plan itself ran). Their
-    costs and tokens per chip stay the figure's own (a shorter window's drain weighs more in them),
-    and a latency that grows with the run's length is no edge (a TPOT that stays level is: `steady`)."""
+    costs stay the figure's own (a shorter window's drain weighs more in them), and so do tokens per
+    chip but where `same`, the edge run over the quoted run's own window, served them: its rate is
+    the band's low end (`tokens_band` reads the margin's reruns so). A latency that grows with the
+    run's length is no edge (a TPOT that stays level is: `steady`)."""
     out: dict[str, Any] = {
         f"{k}_band": take_in(
             cut_band(quoted, k),
@@ -104,6 +108,12 @@ def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]
                 band  # its kind's alone, before the edge runs: what `past_target` calls its error
             )
             c[f"{fig}_band"] = take_in(band, *(x.get(f"{fig}_ms") for x in slowed), figure=c[f"{fig}_ms"])
+    tokens, rate = out["output_tokens_per_s_per_chip_band"], quoted.get("output_tokens_per_s_per_chip")
+    edge = same.get("output_tokens_per_s_per_chip") if same is not None and same.get("passes") else None
+    if tokens and rate and edge is not None and math.isfinite(edge):
+        # a plan without its margin read '517 (391 to 517)' where its slowed full-length run served the load
+        # at 517, and with the margin '517 (the same at its chips' band edges)' (an infrastructure engineer)
+        out["output_tokens_per_s_per_chip_band"] = [min(edge, rate), max(tokens[1], rate)]
     return out
 
 

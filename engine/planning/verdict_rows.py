@@ -242,7 +242,7 @@ def row_of(
     out = {"group": g, "winner": False, "run": int(planned["run"]), **{k: quoted.get(k) for k in KEPT}}
     # the edge run over the quoted run's own window where one was made, as the margin prints it: with the
     # planning window's beside it, 'TTFT p90 332 ms (199 to 808)' stood over a margin of 713 ms (a review)
-    out |= bands(quoted, [edge] if edge is not None else [r for r in (s, planning) if r is not None])
+    out |= bands(quoted, [edge] if edge is not None else [r for r in (s, planning) if r is not None], edge)
     out["objective_value"] = row_value(quoted, search.objective)
     out["holds_slowed"] = holds
     whole = edge is not None or not verify or search.base.duration_s >= full.duration_s  # (a window as long)

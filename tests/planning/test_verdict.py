@@ -190,7 +190,8 @@ def test_runs_and_verdict_speak_the_slos_percentile(two_chips: Any) -> None:
     ):
         assert isinstance(c[key], float) and c[key] > 0
     lo, hi = c["output_tokens_per_s_per_chip_band"]  # (its top cut where every request was served)
-    assert lo < c["output_tokens_per_s_per_chip"] <= hi
+    # its low end the rate its full-length run at the edge served, where that run held (a review)
+    assert lo <= c["output_tokens_per_s_per_chip"] <= hi
     lo, hi = c["usd_per_million_output_tokens_band"]  # faster chips lower a cost: the band turned round
     assert lo <= c["usd_per_million_output_tokens"] < hi
     assert len(doc["per_chip"]) == len(two_chips.verdict.table) and doc["objective"] == "usd_per_hour"
