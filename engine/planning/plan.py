@@ -70,6 +70,7 @@ from engine.planning.plan_notes import (
     over_budget_note,
     power_note,
     run_notes,
+    spare_notes,
 )
 from engine.planning.portfolio import (
     Portfolio,
@@ -375,7 +376,7 @@ def _decided(
         notes += verdict.notes
     search.runner.close()  # hints never asked for
     left = cut(search, groups, best)
-    notes += left.notes(search) + kv_room_notes(search, best)
+    notes += left.notes(search) + kv_room_notes(search, best) + spare_notes(search, best)
     return verdict, best, left
 
 

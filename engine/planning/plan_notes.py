@@ -214,6 +214,31 @@ def kv_room_notes(search: Search, best: dict[str, Any] | None) -> list[str]:
     return notes
 
 
+def spare_notes(search: Search, best: dict[str, Any] | None) -> list[str]:
+    """Each pool of the choice that is a single instance: one lost chip stops that phase until it is
+    replaced, and nothing said so (a plan's one decode instance carried 40 req/s: an infrastructure
+    engineer's review); with what one more instance (N+1) would cost."""
+    if best is None:
+        return []
+    shape, counts = counts_of(search, best)
+    if isinstance(shape, Portfolio):
+        pools = [
+            ("prefill", shape.prefill),
+            *((f"decode ({c})", k) for c, k in zip(shape.classes, shape.decode, strict=True)),
+        ]
+    elif shape.mode == "colocated":
+        pools = [("mixed", shape.prefill)]
+    else:
+        pools = [("prefill", shape.prefill), ("decode", shape.decode)]
+    return [
+        f"the choice's {role} pool is one instance ({kind.label()}): a lost chip stops its phase until it is "
+        f"replaced; one more instance (N+1) costs ${search.rates[kind].usd_per_hour:,.2f}/h more, and `fengong "
+        "drill` on a scenario with faults shows what a loss does"
+        for (role, kind), n in zip(pools, counts[: len(pools)], strict=True)  # colocated: (n, 0)
+        if n == 1
+    ]
+
+
 def _most(tokens: Any) -> int:
     """The largest of some token counts, 0 where there are none."""
     return int(tokens.max()) if len(tokens) else 0
