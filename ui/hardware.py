@@ -215,6 +215,13 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
         help=f"{sc.model.id}, {sc.model.weights} weights, {sc.kv_precision()} KV. Prefill at 512/2048/8192-token prompts; "
         "decode steps at batch 1/8/32/128 with 4096 tokens of context each.",
     )
+    # a strategist read the MI300X's roof below the H100's as a lower compute ceiling, where the datasheet's
+    # is higher and its vLLM fit reaches less of it (a browser review)
+    st.caption(
+        f"Each line is the chip's achievable roof under {sc.deployment.stack}: its datasheet peaks (the Compute and "
+        "memory tab) times the fractions its calibration reaches (the Calibration tab), at the weights' precision. "
+        "A roof below another chip's can be a lower fitted fraction, not a lower peak."
+    )
     with st.expander("Roofline points as a table", icon=":material/table:"):
         st.dataframe(points, hide_index=True, width="stretch", column_config=tables.ROOFLINE_POINTS)
 

@@ -24,7 +24,7 @@ from engine.explain import duration_text, duration_unit, headline, latency_cdfs,
 from engine.scenario import closest_preset, loads_toml, preset_names
 from engine.serving import SimResult
 from ui import marks, sim, state, strip_chart
-from ui.text import plain
+from ui.text import plain, toast_text
 
 PAGE = "fg_page"
 SHARE_SLOT = "fg_share_slot"
@@ -516,7 +516,7 @@ def notices() -> None:
     They stay on every page and every rerun until dismissed, so a refusal is never missed.
     """
     for message in state.fresh_warnings():
-        st.toast(plain(message), icon=":material/warning:", duration="long")
+        st.toast(plain(toast_text(message)), icon=":material/warning:", duration="long")
     state.stale_upload_notes()  # an upload's counts, once its trace or window changed
     waiting = state.notices()
     # past three, the older ones fold under the newest two (seven refusals filled the screen: a review)

@@ -65,8 +65,11 @@ def spread_caption(sp: RunSpread, whose: str = "") -> str:
         return f"No chip of this run{whose} has a band: its figures carry none."
     return (
         f"Bands{whose}: how each figure moves when the same requests run with every chip at the pessimistic "
-        f"and at the optimistic edge of its throughput band (iteration time {chips}); TTFT, TPOT and the costs "
-        "keep at least their own kind's band (a cost's cut where its bill cannot go). SLO attainment moves in points."
+        f"and at the optimistic edge of its throughput band (iteration time {chips}); TTFT and TPOT keep at least "
+        "their own kind's band. A cost's band is not this deployment's bill, which barely moves with the chips' "
+        "speed, but what a deployment sized to hold the same SLO would bill at the band's edges (throughput's "
+        "band turned round, cut where a bill cannot go), as the planner quotes a choice's. SLO attainment moves "
+        "in points."
     )
 
 

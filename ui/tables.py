@@ -421,7 +421,10 @@ ROOFLINE_POINTS: dict[str, Any] = {
     "label": cc.TextColumn("point", width=220),
     "intensity_flops_per_byte": cc.NumberColumn("intensity (FLOP/B)", format="%.1f"),
     "attainable_tflops": cc.NumberColumn(
-        "attainable TFLOP/s per chip", format="%.0f", help="The roof at this intensity: compute or bandwidth."
+        "attainable TFLOP/s per chip",
+        format="%.0f",
+        help="The achievable roof at this intensity, compute or bandwidth: the datasheet peak times the fraction "
+        "the chip's calibration reaches under the serving stack, not the peak itself.",
     ),
     "achieved_tflops": cc.NumberColumn("achieved TFLOP/s per chip", format="%.0f"),
     "bound": cc.TextColumn("bound", width="medium"),  # ('bandwidt…' at the table's edge: a browser review)

@@ -13,6 +13,7 @@ breaks become spaces; other control characters a replacement mark).
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 
@@ -39,3 +40,16 @@ def plain(text: object) -> str:
             if _breaks_a_link(text, i):
                 out.append(_WORD_JOINER)
     return "".join(out)
+
+
+FIELD_PATH = re.compile(r" \((?:[a-z_]+(?:\[\d+\])?\.)+[a-z_]+(?:\[\d+\])?\)")
+"""A field's path in parentheses after its label ('Instances (deployment.pools[0].count)'), which a toast leaves out."""
+
+
+def toast_text(message: str) -> str:
+    """A refusal as its toast says it: without the field's path, and 'refused, allowed 1 to 512' for
+    '... is not allowed: the allowed range is 1 to 512'. A toast shows about a hundred characters before
+    'view more', and the range had been cut off ('... the allowed range is 1…': a browser review); the
+    banner at the top of the page keeps the whole message."""
+    short = FIELD_PATH.sub("", message, count=1)
+    return short.replace(" is not allowed: the allowed range is ", " refused, allowed ", 1)

@@ -146,7 +146,10 @@ def utilization_frame(summary: Mapping[str, Any], shares: bool = False) -> pd.Da
     util: Mapping[str, Mapping[str, float]] = summary.get("utilization", {})
     rows = [{"pool": pool, **vals} for pool, vals in util.items()]
     cost = summary.get("cost", {})
-    bills: Mapping[str, float] = cost.get("usd_by_pool", {})
+    parts: Mapping[str, float] = cost.get("usd_by_part", {})
+    # each pool's own chips, as the bill's parts table reads them: its pool bill also holds the KV link it
+    # sends on, and a page read 55.5% here beside 55.4% there for one pool (a browser review)
+    bills = {p: parts.get(p, usd) for p, usd in cost.get("usd_by_pool", {}).items()}
     total = cost.get("usd_total") or 0.0
     if shares and not bills and len(rows) == 1:  # (an empty cell beside several pools on Compare: a review)
         bills = {str(rows[0]["pool"]): total - cost.get("usd_by_part", {}).get("cache", 0.0)}

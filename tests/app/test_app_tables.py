@@ -127,3 +127,18 @@ def test_the_planners_shapes_table_says_what_is_missing_in_words() -> None:
     assert list(view["status"]) == ["simulated", "pruned", "simulated: none passed"]
     html = styled.to_html()
     assert ">13.50<" in html and ">–<" in html and "nan" not in html.lower().replace("nan-", "")
+
+
+def test_a_pools_bill_share_is_the_parts_tables() -> None:
+    """H100 prefill and MI300X decode read 55.4% as the prefill's share in the bill's parts and 55.5% in
+    the utilisation table (its pool bill also held the KV link's): one figure now (a browser review)."""
+    from engine import simulate
+    from engine.explain.bill import cost_parts, utilization_frame
+    from engine.scenario import codec as io
+
+    sc = io.apply_overrides(io.load_preset("chat-disaggregated"), {"deployment.pools[1].hardware": "mi300x"})
+    res = simulate(io.apply_overrides(sc, {"duration_s": 60}))
+    parts = dict(zip(cost_parts(res.summary)["part"], cost_parts(res.summary)["share"], strict=True))
+    assert parts["kv_transfer"] > 0  # the link bills apart
+    for pool, share in zip(*(utilization_frame(res.summary)[k] for k in ("pool", "bill_share")), strict=True):
+        assert share == parts[pool]
