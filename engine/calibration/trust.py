@@ -13,7 +13,9 @@ by a rule, in this order, and the pool is marked *uncalibrated* wherever its num
    profile under the same stack, so a design is judged by its specs;
 4. **conservative transfer**: the lower quartile of the compute and bandwidth fractions and the
    upper quartile of the overhead among the profiles fitted for that stack on any chip (all
-   stacks where none), so an unmeasured chip is not flattered against a measured one.
+   stacks where none), so an unmeasured chip is not flattered against a measured one; a newer die
+   of a fitted chip's architecture (`SAME_ARCHITECTURE`: B300 after B200) takes that chip's
+   fractions instead, with the transfer's mark and band.
 
 The expected error of each basis comes from cross-validation (`engine.calibration.crossval`,
 `make validate`): leave one source out for fitted chips, leave one chip out for the same-silicon
@@ -34,6 +36,13 @@ from typing import Any
 import numpy as np
 
 from engine.calibration.band_lookup import bands_for, calibration_table, own_widenings
+from engine.calibration.chip_rules import PLATFORM_STACKS as PLATFORM_STACKS  # the rules' tables, re-exported
+from engine.calibration.chip_rules import RELATED as RELATED
+from engine.calibration.chip_rules import SAME_ARCHITECTURE as SAME_ARCHITECTURE
+from engine.calibration.chip_rules import SAME_SILICON as SAME_SILICON
+from engine.calibration.chip_rules import STACK_ORDER as STACK_ORDER
+from engine.calibration.chip_rules import TRANSFER_CHIPS as TRANSFER_CHIPS
+from engine.calibration.chip_rules import native_stack as native_stack
 from engine.calibration.copies import PRICE_FIELDS, own_profile
 from engine.calibration.mark import BASIS_TEXT as BASIS_TEXT  # the mark's names, re-exported
 from engine.calibration.mark import PARTIAL_TEXT as PARTIAL_TEXT
@@ -51,61 +60,6 @@ FIGURE_NAMES = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT", "ene
 
 NVIDIA_ONLY = ("trtllm",)
 """Stacks that run on NVIDIA GPUs only."""
-
-TRANSFER_CHIPS: dict[str, str] = {
-    "a100-80g": "no serving-stack measurements of the A100 in the reference data (Splitwise's harness only)",
-    "a800-80g": "same silicon as the A100, which has no serving-stack fit",
-    "b300": "a new die (Blackwell Ultra), no measurements in the reference data",
-    "groq-lpu": "no serving-stack measurements in the reference data (Groq serves tokens, not chips)",
-    "l4": "its only reference rows serve a vision model the catalog lacks",
-    "mi355x": "a new die (CDNA 4), no public measurements in the reference data",
-    **dict.fromkeys(
-        ("gaudi3", "inferentia2", "jetson-agx-orin", "l40s", "qualcomm-ai100-std", "qualcomm-ai100-ultra"),
-        "no public measurements in the reference data",
-    ),
-    **dict.fromkeys(
-        ("tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "trainium2"),
-        "no public measurements in the reference data",
-    ),
-}
-"""Catalog chips whose factors come by conservative transfer (rule 4), and why. Every catalog chip is
-fitted, on the same silicon as a fitted chip, illustrative, or listed here: a test keeps the catalog
-and these tables in step, so a new chip cannot arrive without a rule."""
-
-SAME_SILICON: dict[str, str] = {
-    "h200": "h100-sxm",
-    "h800-sxm": "h100-sxm",
-    "h20": "h100-sxm",
-    "gh200": "h100-sxm",
-    "a800-80g": "a100-80g",
-    "gb200": "b200",
-    "mi325x": "mi300x",
-    "gb300": "b300",
-}
-"""Chips built on the same die as another catalog chip (docs/calibration.md cites each)."""
-
-STACK_ORDER = ("trtllm", "vllm", "vllm-v0", "sglang")
-"""Production stacks."""
-
-RELATED: dict[str, tuple[str, ...]] = {
-    "vllm": ("vllm-v0", "sglang", "trtllm"),
-    "vllm-v0": ("vllm", "sglang", "trtllm"),
-    "sglang": ("vllm", "vllm-v0", "trtllm"),
-    "trtllm": ("vllm", "sglang", "vllm-v0"),
-    "vllm-ascend": ("mindie",),
-    "mindie": ("vllm-ascend",),
-}
-"""For a stack with no fit on a chip, the other stacks whose profile it borrows, closest first."""
-
-PLATFORM_STACKS: dict[tuple[str, str], str] = {("ascend", "vllm"): "vllm-ascend"}
-"""(chip id prefix, stack) -> the stack as it runs there: vLLM on an Ascend NPU is vLLM-Ascend, vLLM
-with Huawei's hardware plugin (`vllm serve`), so the chip's vLLM-Ascend fit is its vLLM fit."""
-
-
-def native_stack(chip: str, stack: str) -> str:
-    """`stack` as it runs on `chip` (`PLATFORM_STACKS`)."""
-    return next((n for (pre, s), n in PLATFORM_STACKS.items() if s == stack and chip.startswith(pre)), stack)
-
 
 ILLUSTRATIVE_REFERENCE = "h100-sxm"
 """An illustrative (what-if) chip runs with this chip's fitted profile under the same stack: its
@@ -558,8 +512,20 @@ def _calibration(
         )
         ref_fit = borrowed_profile(ref.id, stack, fitted_in_catalog)
         return prof, _widened(cal, (ref_fit[2], ref_fit[3])) if ref_fit is not None else cal
-    prof = transfer_profile(catalog, stack)
-    return result(prof, stack, "transfer", prof.source)
+    if (kin := _kin_profile(hw.id, stack, fitted_in_catalog)) is not None:
+        return result(kin[0], stack, "transfer", kin[1])
+    return result(prof := transfer_profile(catalog, stack), stack, "transfer", prof.source)
+
+
+def _kin_profile(chip: str, stack: str, fitted: Lookup) -> tuple[CalibrationProfile, str] | None:
+    """For a newer die of a fitted chip's architecture (`SAME_ARCHITECTURE`, its same silicon too), that
+    chip's profile under the stack (by rules 1-3) and the rule in words; None for any other chip."""
+    kin = SAME_ARCHITECTURE.get(SAME_SILICON.get(chip, chip))
+    near = borrowed_profile(kin, stack, fitted) if kin is not None else None
+    if near is None:
+        return None
+    rule = f"transfer from {near[2]}, the same architecture on an older die: its {STACK_NAMES[near[3]]} fractions"
+    return near[0].model_copy(update={"source": f"{rule} ({near[0].source})"}), rule
 
 
 def effective_chip(

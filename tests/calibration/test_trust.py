@@ -67,7 +67,8 @@ def test_same_silicon_gives_the_same_timings(catalog: Catalog) -> None:
 
 
 def test_unmeasured_chips_are_not_flattered(catalog: Catalog) -> None:
-    """A transfer never gives more than the typical fitted chip of the stack."""
+    """A transfer never gives more than the typical fitted chip of the stack, but for a newer die of a fitted
+    chip's architecture, which takes that chip's fractions (`SAME_ARCHITECTURE`, tested with the catalog)."""
     fitted = [
         p
         for h in catalog.hardware.values()
@@ -79,6 +80,8 @@ def test_unmeasured_chips_are_not_flattered(catalog: Catalog) -> None:
     for chip in trust.TRANSFER_CHIPS:
         prof, cal = trust.calibration(catalog.chip(chip), "vllm", catalog)
         assert cal.basis == "transfer"
+        if chip in trust.SAME_ARCHITECTURE:
+            continue
         assert prof.eta_compute <= median_c and prof.eta_bandwidth <= median_b
         assert prof.overhead_ms >= min(p.overhead_ms for p in fitted)
 
