@@ -32,6 +32,7 @@ from engine.planning import (
     assumed_price_mark,
     attained,
     class_bands,
+    edge_premium_note,
     holds_note,
     past_target,
     reads_alike,
@@ -271,6 +272,8 @@ def _under_table(v: Any, quoted: str | None, rows: int, reran: bool = False) -> 
     if reran:  # the choice's '1,537 (the same ...)' beside another row's '1,537 (1,096–1,537)' (a review)
         st.caption(RANGES_NOTE)
     if said := holds_note(v.table["holds_text"], v.risk_aware):
+        st.caption(_sentence(plain(said)) + ".")
+    if said := edge_premium_note(v.table, v.objective):
         st.caption(_sentence(plain(said)) + ".")
     if v.prices_text():  # a choice made on a price the catalog only assumes says so
         st.caption(_sentence(plain(v.prices_text())) + ".")

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.numbers import plain
 from engine.planning.objective import BILLED, COLUMN, OBJECTIVES, value_text
-from engine.planning.verdict_bands import SAME_AT_EDGES, holds_note, holds_with_margin, reads_alike
+from engine.planning.verdict_bands import (
+    SAME_AT_EDGES,
+    edge_premium_note,
+    holds_note,
+    holds_with_margin,
+    reads_alike,
+)
 
 if TYPE_CHECKING:
     from engine.planning.plan import Plan
@@ -162,4 +168,6 @@ def print_per_chip(v: Verdict, reruns: tuple[Any, ...] = ()) -> None:
             f"{_ms(r['tpot_ms_at_slo']):>10}  {holds:14}  {'yes' if r['verified'] else 'no'}"
         )
     if said := holds_note((r["holds_text"] for r in rows), v.risk_aware):
+        print(f"  {said}")
+    if said := edge_premium_note(v.table, v.objective):
         print(f"  {said}")

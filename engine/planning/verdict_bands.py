@@ -231,6 +231,30 @@ def holds_words(holds: bool | None, full_length: bool, window_s: float) -> str:
     return "yes" if full_length else f"yes over {window_s:g} s"
 
 
+def edge_premium_note(table: pd.DataFrame, objective: str) -> str:
+    """Under a verdict's table: the rows whose pick holds with every chip slowed only past their group's
+    cheapest as modelled, each with that pick and the premium ('' where none). A MoE plan's MI300X row
+    read $224.00/h (4P:12D, held slowed) with nothing to say that as modelled 4P:1D passed at $64.00/h
+    (an infrastructure engineer's review): the row's cost was almost all margin."""
+    from engine.planning.objective import value_text
+
+    said = []
+    for r in table.to_dict(orient="records"):
+        v, n = r.get("objective_value"), r.get("nominal_value")
+        if r.get("from_nominal", True) or v is None or not n or v != v or n != n or v <= n * (1 + 1e-9):
+            continue
+        said.append(
+            f"{r['group']} {value_text(v, objective)} ({r['split']}), as modelled {r['nominal_shape']} "
+            f"{r['nominal_split']} at {value_text(n, objective)} (+{v / n - 1:.0%})"
+        )
+    if not said:
+        return ""
+    return (
+        "held with every chip at its band's pessimistic edge only past the cheapest that passed as modelled "
+        "over the planning window: " + "; ".join(said)
+    )
+
+
 def holds_note(texts: Iterable[str], risk_aware: bool = True) -> str:
     """Under a verdict's table where a row held slowed over the planning window only ('' elsewhere):
     what that 'yes' rests on and how to have the row checked over its full length; with the risk-aware

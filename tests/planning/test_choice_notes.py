@@ -49,3 +49,35 @@ def test_a_pool_of_one_instance_is_said_with_the_price_of_a_spare() -> None:
         tp = int(run[f"{role}_tp"])
         assert said.startswith(f"the choice's {role} pool is one instance (h100-sxm tp{tp})")
         assert f"costs ${2.49 * tp:,.2f}/h more" in said  # its chips at the catalog's rent
+
+
+def test_a_row_that_holds_at_the_edge_only_at_a_premium_says_its_cheapest_as_modelled() -> None:
+    """A MoE plan's MI300X row read $224.00/h (4P:12D, held slowed), nothing saying that 4P:1D passed as
+    modelled at $64.00/h (an infrastructure engineer's review)."""
+    import pandas as pd
+
+    from engine.planning.verdict_bands import edge_premium_note
+
+    rows = [
+        {
+            "group": "b200",
+            "split": "2 mixed",
+            "objective_value": 72.0,
+            "nominal_value": 72.0,
+            "from_nominal": True,
+        },
+        {
+            "group": "mi300x",
+            "split": "4P:12D",
+            "objective_value": 224.0,
+            "nominal_value": 64.0,
+            "from_nominal": False,
+            "nominal_shape": "mi300x tp4 -> mi300x tp1 dp16 ep16",
+            "nominal_split": "4P:1D",
+        },
+    ]
+    said = edge_premium_note(pd.DataFrame(rows), "usd_per_hour")
+    assert said.endswith(
+        ": mi300x $224.00/h (4P:12D), as modelled mi300x tp4 -> mi300x tp1 dp16 ep16 4P:1D at $64.00/h (+250%)"
+    )
+    assert "b200" not in said and edge_premium_note(pd.DataFrame(rows[:1]), "usd_per_hour") == ""
