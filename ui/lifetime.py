@@ -23,6 +23,7 @@ from engine.planning import (
     LifetimeResult,
     lifetime_headline,
     lifetime_names,
+    lifetime_precision_notes,
     load_lifetime,
     run_lifetime,
 )
@@ -183,6 +184,8 @@ def section() -> None:
     # (the run's summary sentence, `lifetime_summary`, is `lifetime`'s: here the bold headline and the two
     # cards above say it; under the charts it read a third time, a review)
     st.caption(plain(LIFETIME_SIZING_NOTE))
+    for note in lifetime_precision_notes(res):  # a flexible chip's narrower weights through a wider path
+        st.caption(plain(f"{note[0].upper()}{note[1:]}."))
     with st.expander("Every period of every portfolio", icon=":material/table_rows:"):
         st.dataframe(
             _table(res.periods), hide_index=True, width="stretch", column_config=tables.LIFETIME_PERIODS

@@ -44,6 +44,7 @@ _API = {
     "lifetime_names": "engine.planning.lifetime_spec",
     "lifetime_headline": "engine.planning.lifetime",
     "lifetime_summary": "engine.planning.lifetime",
+    "lifetime_precision_notes": "engine.planning.lifetime",
     "LIFETIME_SIZING_NOTE": "engine.planning.lifetime",
     "load_lifetime": "engine.planning.lifetime_spec",
     "run_lifetime": "engine.planning.lifetime",
@@ -92,6 +93,7 @@ _RENAMED = {
     "OBJECTIVE_COLUMNS": "COLUMN",
     "lifetime_headline": "headline_line",
     "lifetime_summary": "summary_line",
+    "lifetime_precision_notes": "precision_notes",
     "LIFETIME_SIZING_NOTE": "SIZING_NOTE",
     "band_take_in": "take_in",
     "steady_reruns": "steady",
@@ -136,6 +138,7 @@ __all__ = [
     "holds_with_margin",
     "lifetime_headline",
     "lifetime_names",
+    "lifetime_precision_notes",
     "lifetime_summary",
     "load_lifetime",
     "off_frontier_text",
@@ -170,6 +173,7 @@ if TYPE_CHECKING:
     from engine.planning.lifetime import SIZING_NOTE as LIFETIME_SIZING_NOTE
     from engine.planning.lifetime import LifetimeResult, run_lifetime
     from engine.planning.lifetime import headline_line as lifetime_headline
+    from engine.planning.lifetime import precision_notes as lifetime_precision_notes
     from engine.planning.lifetime import summary_line as lifetime_summary
     from engine.planning.lifetime_spec import Lifetime, lifetime_names, load_lifetime
     from engine.planning.margin import Check as MarginCheck

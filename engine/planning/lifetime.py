@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from engine.catalog.entries import Catalog
+from engine.catalog.entries import Catalog, shared_catalog
 from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
@@ -118,6 +118,7 @@ class LifetimeResult:
             "periods": self.periods.to_dict(orient="records"),
             "totals": self.totals.to_dict(orient="records"),
             "summary": summary_line(self),
+            "notes": precision_notes(self),
         }
 
 
@@ -427,6 +428,31 @@ SIZING_NOTE = (
 )
 """What a lifetime's counts are, said beside its figures (a review ran a period's GPU deployment and
 found it failing its SLO, with nothing in the output to say the counts were not simulated)."""
+
+
+def precision_notes(res: LifetimeResult, catalog: Catalog | None = None) -> list[str]:
+    """Each period whose weights a flexible (not dedicated) chip of the life has no units for: it runs
+    them through its next wider path (docs/cost-model.md), where a dedicated chip serves only the
+    precisions it was designed for (`precision_problem`). The H100 served DeepSeek-V3's FP4 weights
+    unsaid beside a decode ASIC written off for the same weights (an infrastructure engineer's review)."""
+    cat = catalog or shared_catalog()
+    flexible = dict.fromkeys(
+        c.hardware
+        for pf in res.lifetime.portfolios
+        for c in (pf.prefill, pf.decode, pf.fallback)
+        if c is not None and not c.dedicated
+    )
+    out = []
+    for period in res.lifetime.periods:
+        w = period.model.weights
+        short = [h for h in flexible if h in cat.hardware and w not in cat.hardware[h].tflops]
+        if short:
+            out.append(
+                f"{period.name}: {', '.join(short)} {'has' if len(short) == 1 else 'have'} no {w} units, so "
+                f"{period.model.id}'s {w} weights run through the next wider path there (docs/cost-model.md); "
+                "a dedicated chip serves only the precisions it was designed for (docs/lifetime.md)"
+            )
+    return out
 
 
 def summary_line(res: LifetimeResult) -> str:

@@ -296,3 +296,23 @@ def test_any_period_setting_runs_or_is_refused_naming_the_period(changes: dict[s
         assert len(run_lifetime(lt).periods) == 2
     except ScenarioError as exc:
         assert str(exc).startswith(("periods[0] (only)", "sizing_window_s")), exc
+
+
+def test_a_flexible_chip_without_the_periods_precision_is_said_beside_the_write_off(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The H100 served DeepSeek-V3's FP4 weights unsaid beside a decode ASIC written off for the same
+    weights (an infrastructure engineer's review): the period says the H100 has no FP4 units."""
+    from engine.planning.lifetime import precision_notes
+
+    res = run_lifetime(load_lifetime(PRESET))
+    (said,) = precision_notes(res)
+    fp4 = next(p for p in res.lifetime.periods if p.model.weights == "fp4")
+    assert said.startswith(
+        f"{fp4.name}: h100-sxm has no fp4 units, so {fp4.model.id}'s fp4 weights run through"
+    )
+    assert res.to_json()["notes"] == [said]
+    assert main(["lifetime", PRESET]) == 0
+    assert f"note: {said}" in capsys.readouterr().out
+    dense = load_lifetime(PRESET).model_copy(update={"periods": load_lifetime(PRESET).periods[:1]})
+    assert precision_notes(run_lifetime(dense)) == []  # BF16 or FP8 on an H100: nothing to say
