@@ -494,9 +494,15 @@ SPECIALISATION: dict[str, Any] = {
     "phase": cc.TextColumn("phase", pinned=True),
     "stable": cc.CheckboxColumn("stable", help="The model's computation stays the same long enough."),
     "model_change_months": cc.NumberColumn("months per model", format="%g"),
-    "large": cc.CheckboxColumn("large", help="The phase takes a large enough share of the chip-hours."),
-    "chip_hours": cc.NumberColumn("chip-hours", format="%,.2f"),
-    "chip_hours_share": cc.NumberColumn("share of chip-hours", format="percent", step=PERCENT_STEP),
+    "large": cc.CheckboxColumn("large", help="The phase keeps a large enough share of the chip-hours busy."),
+    "chip_hours": cc.NumberColumn("busy chip-hours", format="%,.2f"),
+    "chip_hours_share": cc.NumberColumn(
+        "share of busy chip-hours",
+        format="percent",
+        step=PERCENT_STEP,
+        help="The phase's share of the chip-hours the run kept busy (each pool's hours times its busy "
+        "share): its work, not what was provisioned.",
+    ),
     "bottleneck_clear": cc.CheckboxColumn("clear bottleneck", help="One resource binds most of its work."),
     "binding_resource": cc.TextColumn("binds"),
     "binding_share": cc.NumberColumn("share it binds", format="percent", step=PERCENT_STEP),

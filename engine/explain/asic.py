@@ -2,8 +2,9 @@
 
 `specialisation(result, model_change_months)` asks the questions that decide whether a phase
 deserves its own chip (an ASIC): is its computation stable (months between model changes, a user
-input, against `STABLE_MONTHS`), is it large (its share of the fleet's chip-hours in the run,
-against `LARGE_SHARE`), and is its bottleneck clear (the share of its work bound by one resource,
+input, against `STABLE_MONTHS`), is it large (its share of the chip-hours the run kept busy,
+against `LARGE_SHARE`: an idle pool's provisioned hours are no case for a chip), and is its
+bottleneck clear (the share of its work bound by one resource,
 against `CLEAR_SHARE`: prefill per request from the cost model, decode per busy time bin from the
 measured batch and KV memory; a phase bound by its stack's fixed cost per step, `FIXED_COST`,
 has a software bottleneck, which no chip built for it would cut). Three yeses: worth considering;
@@ -104,11 +105,16 @@ def own_prefill_cost(res: Resolved, done: pd.DataFrame) -> tuple[np.ndarray, ...
     return out
 
 
-def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[str, float]:
+def phase_chip_hours(
+    result: SimResult, catalog: Catalog | None = None, busy: bool = False
+) -> dict[str, float]:
     """Chip-hours of the run spent on prefill and on decode: an autoscaled pool's billed instance-hours,
     a fixed pool's count over the run; a colocated pool's split between the phases by its share of
-    busy time on prefill (`Cost.prefill_share_by_pool` beside other pools, else the bill's)."""
+    busy time on prefill (`Cost.prefill_share_by_pool` beside other pools, else the bill's). With
+    `busy`, each pool's hours times the share of the window it ran iterations (`utilization.busy`):
+    the chip-hours the phase's work kept busy, what a fleet sized to it would need."""
     res = resolve(result.scenario, catalog)
+    used = result.summary.get("utilization", {})
     hours = max(float(result.summary["drain_end_s"]), 1e-9) / 3600.0
     parts = result.summary["cost"]["usd_by_part"]
     mixed_prefill = parts["prefill"] / max(parts["prefill"] + parts["decode"], 1e-12)
@@ -120,6 +126,8 @@ def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[
             ch = p.instance.chips * scaled[p.spec.name]["instance_hours"]
         else:
             ch = p.chips * hours
+        if busy and (u := used.get(p.spec.name)) is not None:
+            ch *= float(u["busy"])
         if p.spec.role == "prefill":
             out["prefill"] += ch
         elif p.spec.role == "decode":
@@ -195,7 +203,10 @@ def specialisation(
     """Per phase: stable? large? clear bottleneck? software ready? with the numbers, and a verdict on an ASIC."""
     if not 0 < model_change_months <= 600:
         raise ScenarioError(f"model_change_months: must be in (0, 600] (got {model_change_months})")
-    hours = phase_chip_hours(result, catalog)
+    # the chip-hours each phase keeps busy, not those provisioned: an idle prefill pool (73% of the time)
+    # read 'large (50% of chip-hours)' and 'an ASIC for prefill is worth considering' beside the advisor's
+    # 'the P:D ratio is too high' (a browser review)
+    hours = phase_chip_hours(result, catalog, busy=True)
     total = sum(hours.values()) or 1.0
     binds = phase_bottlenecks(result, catalog)
     res = resolve(result.scenario, catalog)
@@ -215,7 +226,7 @@ def specialisation(
         text = (
             f"{phase}: {'stable' if stable else 'not stable'} (a model change every {model_change_months:g} "
             f"months; {STABLE_MONTHS:g} needed), {'large' if large else 'small'} ({hours[phase] / total:.0%} of "
-            f"chip-hours; {LARGE_SHARE:.0%} needed), "
+            f"the chip-hours kept busy; {LARGE_SHARE:.0%} needed), "
             + (
                 _fixed_text(res, phase, bshare)
                 if fixed

@@ -204,15 +204,20 @@ def test_a_pipelined_prefill_binds_compute_not_the_link() -> None:
 
 
 def test_specialisation_answers(idle_prefill: SimResult) -> None:
+    """Large is the phase's share of the chip-hours the run kept busy, not of those provisioned: four
+    prefill instances idle 91% of the time read 'large (80% of chip-hours)' and 'an ASIC for prefill is
+    worth considering' beside the advisor's 'the P:D ratio is too high' (a browser review)."""
     sp = specialisation(idle_prefill, 24).set_index("phase")
-    hours = phase_chip_hours(idle_prefill)
+    hours, busy = phase_chip_hours(idle_prefill), phase_chip_hours(idle_prefill, busy=True)
     assert sp["chip_hours_share"].sum() == pytest.approx(1.0)
     assert hours["prefill"] > hours["decode"]  # four prefill instances, one decode
+    assert busy["prefill"] < busy["decode"]  # but the one decode instance is the busy one
+    assert sp.loc["prefill", "chip_hours_share"] == pytest.approx(busy["prefill"] / sum(busy.values()))
     assert sp.loc["decode", "binding_resource"] == "bandwidth" and sp.loc["decode", "bottleneck_clear"]
-    assert sp.loc["prefill", "binding_resource"] == "compute"
+    assert sp.loc["prefill", "binding_resource"] == "compute" and sp.loc["prefill", "bottleneck_clear"]
     assert sp["stable"].all()
-    assert sp.loc["prefill", "verdict"] == "worth considering"
-    assert sp.loc["decode", "verdict"] in {"borderline", "not worth it"}  # 20% of chip-hours: small
+    assert not sp.loc["prefill", "large"] and sp.loc["prefill", "verdict"] == "borderline"
+    assert sp.loc["decode", "large"] and sp.loc["decode", "verdict"] == "worth considering"
     churn = specialisation(idle_prefill, 3).set_index("phase")
     assert not churn["stable"].any() and (churn["verdict"] != "worth considering").all()
     with pytest.raises(ScenarioError, match="model_change_months"):
