@@ -270,6 +270,8 @@ def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> 
     assert spread_band("slo_attainment", None, (-0.367, 0.043)) == "−36.7 to +4.3 pts"
     assert spread_band("slo_attainment", None, (0.0, 0.0)) == "± 0 pts"
     assert spread_band("slo_attainment", None, (-0.0001, 0.02)) == "+0.0 to +2.0 pts"  # never −0.0
+    # moves that round to nothing both ways read as none ('+0.0 to +0.0 pts' beside '± 0%': a browser review)
+    assert spread_band("slo_attainment", None, (-0.0001, 0.0002)) == "± 0 pts"
     assert spread_band("ttft_p99_ms", None, (0.1, -0.05)) == "−5% to +10%"  # no kind error known
 
 
