@@ -223,7 +223,9 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
         "A roof below another chip's can be a lower fitted fraction, not a lower peak."
     )
     with st.expander("Roofline points as a table", icon=":material/table:"):
-        st.dataframe(points, hide_index=True, width="stretch", column_config=tables.ROOFLINE_POINTS)
+        # in words, as the chart's hover reads a step ('kv_capacity' stood as an identifier: a browser review)
+        shown = points.assign(bound=points["bound"].replace({"kv_capacity": "KV capacity"}))
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.ROOFLINE_POINTS)
 
 
 def _chip_trust(cat: Catalog, sc: Scenario) -> dict[str, dict[str, Any]]:

@@ -16,7 +16,7 @@ from engine.planning.portfolio import Portfolio
 from engine.planning.risk_search import counts_of, group_of
 from engine.planning.rules import rule_text
 from engine.planning.search import Search
-from engine.planning.sizing import Bound
+from engine.planning.sizing import Bound, Kind, Shape
 from engine.scenario.model import Scenario
 from engine.serving.work_load import RAMP_CAP_S, RAMP_SHARE, session_ramp
 
@@ -162,7 +162,20 @@ def cut(search: Search, groups: dict[str, dict[str, Any]], best: dict[str, Any] 
 
 KV_ROOM = 1.25
 """A chosen pool whose instance (a rank of it) holds less KV cache than this many times the longest
-request it took in the planning run is said (`kv_room_notes`)."""
+request the workload can send it is said (`kv_room_notes`)."""
+
+
+def _pools(shape: Shape | Portfolio) -> list[tuple[str, Kind, int | None]]:
+    """The choice's pools as its notes name them: (role, instance kind, the class a portfolio's decode
+    pool serves, else None), in the order of its counts."""
+    if isinstance(shape, Portfolio):
+        decode = [
+            (f"decode ({c})", k, i) for i, (c, k) in enumerate(zip(shape.classes, shape.decode, strict=True))
+        ]
+        return [("prefill", shape.prefill, None), *decode]
+    if shape.mode == "colocated":
+        return [("mixed", shape.prefill, None)]
+    return [("prefill", shape.prefill, None), ("decode", shape.decode, None)]
 
 
 def kv_room_notes(search: Search, best: dict[str, Any] | None) -> list[str]:
@@ -185,18 +198,9 @@ def kv_room_notes(search: Search, best: dict[str, Any] | None) -> list[str]:
             for c in range(int(d.cls.max()) + 1)
         ]
     prompt, whole = (min(context, max(x)) for x in zip(*each, strict=True))
-    if isinstance(shape, Portfolio):
-        pools = [("prefill", shape.prefill, prompt)]
-        pools += [
-            (f"decode ({c})", k, min(context, each[i][1]))
-            for i, (c, k) in enumerate(zip(shape.classes, shape.decode, strict=True))
-        ]
-    elif shape.mode == "colocated":
-        pools = [("mixed", shape.prefill, whole)]
-    else:
-        pools = [("prefill", shape.prefill, prompt), ("decode", shape.decode, whole)]
     notes = []
-    for role, kind, longest in pools:
+    for role, kind, cls in _pools(shape):
+        longest = prompt if role == "prefill" else whole if cls is None else min(context, each[cls][1])
         room = search.rates[kind].kv_capacity_tokens // kind.dp
         if longest and room < KV_ROOM * longest:
             what = "prompt" if role == "prefill" else "request"
@@ -221,15 +225,7 @@ def spare_notes(search: Search, best: dict[str, Any] | None) -> list[str]:
     if best is None:
         return []
     shape, counts = counts_of(search, best)
-    if isinstance(shape, Portfolio):
-        pools = [
-            ("prefill", shape.prefill),
-            *((f"decode ({c})", k) for c, k in zip(shape.classes, shape.decode, strict=True)),
-        ]
-    elif shape.mode == "colocated":
-        pools = [("mixed", shape.prefill)]
-    else:
-        pools = [("prefill", shape.prefill), ("decode", shape.decode)]
+    pools = [(role, kind) for role, kind, _ in _pools(shape)]
     return [
         f"the choice's {role} pool is one instance ({kind.label()}): a lost chip stops its phase until it is "
         f"replaced; one more instance (N+1) costs ${search.rates[kind].usd_per_hour:,.2f}/h more, and `fengong "
