@@ -79,9 +79,8 @@ def roofline(
                 )
             )  # fmt: skip
     fig.update_xaxes(title="arithmetic intensity (FLOP per byte of memory traffic)", type="log")
-    fig.update_yaxes(
-        title="TFLOP/s per chip (line: achievable roof, ● ◆: reached)", type="log"
-    )  # (fits 1,100 px)
+    # the line is the achievable roof, said under the chart: a longer title ran past the axis (a screenshot)
+    fig.update_yaxes(title="TFLOP/s per chip (line: roof, ● ◆: reached)", type="log")  # (fits 1,100 px)
     # below the plot: eight chips' names in a row above it ran into the title
     fig = _layout(fig, "Roofline: prefill (●) and decode (◆) of the model", height, legend_below=True)
     # after the shared layout, which set both back ('closest' was overridden to 'x unified'); '×2' is the

@@ -12,6 +12,7 @@ model's error; `choice_inputs` the form's objective, risk-aware switch and margi
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -409,8 +410,8 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
     for note in getattr(p, "method", ()):  # how the runs were made (a plan kept from before: none)
         st.info(plain(note))
-    for note in p.notes:
-        st.warning(plain(note))
+    for note in p.notes:  # a sentence where it opens with a word, not a chip's id ('mi300x -> b200: ...')
+        st.warning(plain(_sentence(note) if re.match(r"[a-z]+[ ,:]", note) else note))
     if p.best_run is None:
         return
     if getattr(p, "verdict", None) is not None and p.verdict.chosen is not None:

@@ -221,7 +221,7 @@ HARDWARE: dict[str, Any] = {
     ),
     "calibration": cc.TextColumn(
         "Calibration",
-        width="large",  # its longest, 'uncalibrated: conservative transfer from the fitted chips', whole
+        width="large",  # its longest, 'uncalibrated: transfer from the fitted chips, none of its own', whole
         help="calibrated: a profile fitted to measurements of "
         "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
         "model's experts run at terms fitted per serving stack and chip vendor, not per chip, or the fit misses the "

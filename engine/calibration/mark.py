@@ -23,7 +23,7 @@ BASIS_TEXT: dict[str, str] = {
     "same_silicon": "same silicon as a fitted chip",
     "other_stack": "fitted for another serving stack",
     "illustrative": "illustrative chip given the H100's profile",
-    "transfer": "conservative transfer from the fitted chips",
+    "transfer": "transfer from the fitted chips, none of its own",
     "assumed": "assumed factors (no measurements)",
 }
 

@@ -228,8 +228,8 @@ def spare_notes(search: Search, best: dict[str, Any] | None) -> list[str]:
     pools = [(role, kind) for role, kind, _ in _pools(shape)]
     return [
         f"the choice's {role} pool is one instance ({kind.label()}): a lost chip stops its phase until it is "
-        f"replaced; one more instance (N+1) costs ${search.rates[kind].usd_per_hour:,.2f}/h more, and `fengong "
-        "drill` on a scenario with faults shows what a loss does"
+        f"replaced; one more instance (N+1) costs ${search.rates[kind].usd_per_hour:,.2f}/h more, and a drill "
+        "(fengong drill, on a scenario with faults) shows what a loss does"
         for (role, kind), n in zip(pools, counts[: len(pools)], strict=True)  # colocated: (n, 0)
         if n == 1
     ]

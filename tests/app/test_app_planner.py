@@ -348,7 +348,7 @@ def test_a_plan_that_simulated_nothing_shows_the_table_its_note_names() -> None:
     from tests.app.harness import text_of
 
     said = " ".join(text_of(m.value) for m in (*at.markdown, *at.caption, *at.warning, *at.error, *at.info))
-    assert "no deployment was simulated" in said and "the Planner page's table of shapes" in said, said
+    assert "No deployment was simulated" in said and "the Planner page's table of shapes" in said, said
     assert [e for e in at.expander if e.label == "Every shape and what became of it"]
     # its missing bounds and runs read '–' in the browser too ('None' there: a browser review)
     assert [d for d in at.dataframe if d.proto.placeholder == "–"]
