@@ -90,6 +90,24 @@ def _misses_moved(
     return abs(ma - mb) > 2.0 * math.sqrt(ma + mb)
 
 
+DRAIN_COSTS = frozenset({"cost.usd_per_request", "cost.usd_per_million_output_tokens"})
+"""Costs that bill every chip to the run's end, the drain after the window included (`objective.BILLED`)."""
+
+
+def _drain_only(path: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether a cost's change is its runs' drains alone: both bill the same per hour (within 0.5%) and
+    complete the same requests and output tokens, so only how long each ran past its window moves the
+    cost per request. Compare called A better on '+1.0%' beside 'Cost per hour $29.88 / $29.88, same'
+    and 'Throughput same' (a browser review and a CLI review): a steady service bills neither drain."""
+    if path not in DRAIN_COSTS:
+        return False
+    for key in ("cost.usd_per_hour", "requests.completed", "throughput_tokens_per_s.output"):
+        va, vb = _lookup(a, key), _lookup(b, key)
+        if va is None or vb is None or abs(vb - va) > 0.005 * max(abs(va), 1e-12):
+            return False
+    return _lookup(a, "drain_end_s") != _lookup(b, "drain_end_s")
+
+
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     """Two summaries side by side: each figure, its change from A to B, and which one is better.
 
@@ -133,7 +151,11 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
             better, change = GROWS, None
         elif change is None:
             better = ""
-        elif (rel is not None and abs(rel) < 0.005 and not _misses_moved(path, va, vb, a, b)) or change == 0:
+        elif (
+            (rel is not None and abs(rel) < 0.005 and not _misses_moved(path, va, vb, a, b))
+            or change == 0
+            or _drain_only(path, a, b)
+        ):
             better = "same"
         elif (
             way == "neither"

@@ -104,3 +104,27 @@ def test_a_cost_at_saturation_is_marked_and_wins_nothing() -> None:
     )
     dearer = compare(run(0.00054, False), run(0.00090, True)).set_index("figure")
     assert dearer.loc["Cost per request", "better"] == "A"
+
+
+def test_a_cost_change_that_is_only_the_drains_is_the_same() -> None:
+    """Compare called A better on cost per request '+1.0%' beside 'Cost per hour 29.88 / 29.88, same' and
+    'Throughput same' (a browser review and a CLI review): with the same bill per hour and the same requests
+    and tokens served, a cost per request moves only with how long each run drained past its window."""
+    import copy
+
+    from engine.scenario import codec as io
+    from engine.serving.run import simulate
+
+    a = simulate(io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60})).summary
+    b = copy.deepcopy(a)  # B drained 1% longer: its bill, not its service, is 1% more
+    b["drain_end_s"] = a["drain_end_s"] * 1.01
+    for key in ("usd_per_request", "usd_per_million_output_tokens", "usd_total"):
+        b["cost"][key] = a["cost"][key] * 1.01
+    rows = compare(a, b).set_index("figure")
+    assert rows.loc["Cost per hour", "better"] == "same" and rows.loc["Throughput", "better"] == "same"
+    assert abs(rows.loc["Cost per request", "change_pct"]) >= 0.5  # past the 0.5% threshold ...
+    assert rows.loc["Cost per request", "better"] == "same"  # ... and the drain's alone
+    assert rows.loc["Cost per 1M output tokens", "better"] == "same"
+    dear = copy.deepcopy(b)  # a dearer bill per hour is still called
+    dear["cost"]["usd_per_hour"] = a["cost"]["usd_per_hour"] * 1.01
+    assert compare(a, dear).set_index("figure").loc["Cost per request", "better"] == "A"

@@ -352,7 +352,9 @@ def test_a_comparison_is_checked_in_the_cases_its_chips_allow() -> None:
 
     same = pair("chat-colocated", "chat-disaggregated")
     assert same.shared and [c for c, _, _ in same.cases()] == ["as modelled", "both slower"]
-    assert same.verdicts()["Cost per request"] == "B"  # disaggregated is cheaper per request either way
+    assert same.verdicts()["Goodput"] == "B"  # disaggregated serves more within its SLO either way
+    # the same twelve H100s and the same requests served: a cost per request moves only with each run's drain
+    assert same.verdicts()["Cost per request"] == "same"
     apart = pair("chat-disaggregated", "chat-hetero-h20")
     assert not apart.shared and len(apart.cases()) == 4
     t = apart.table()
