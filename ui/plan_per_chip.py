@@ -60,9 +60,15 @@ layouts (expert parallelism) still push the last columns out of view, the row's 
 pinned while the table scrolls to them."""
 
 
-def _spread(b: Any, fmt: str) -> str:
-    """A table cell's band ' (786–1,039)', none where both ends read alike ('1,039 (1,039–1,039)')."""
-    return "" if reads_alike(b, fmt) else range_text(b, fmt, "–")
+def _spread(b: Any, fmt: str, figure: float | None = None) -> str:
+    """A table cell's band ' (786–1,039)', none where both ends read alike ('1,039 (1,039–1,039)'), and
+    ' (up to 1,333)' where its low end reads as the `figure`, as the verdict's sentence says it (a latency
+    with no faster run and no band of its kind: '431 (431–1,333)' read as if it could not be lower)."""
+    if reads_alike(b, fmt):
+        return ""
+    if b and figure is not None and format(b[0], fmt) == format(figure, fmt) and b[1] > figure:
+        return f" (up to {format(b[1], fmt)})"
+    return range_text(b, fmt, "–")
 
 
 def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFrame:
@@ -98,7 +104,7 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
             if v is None or v != v
             # a named class's figure takes that class's band, as the sentence above says it (the column's
             # band, of every class, read 15.1-31.3 beside the sentence's batch 16.2 to 31.3: a review)
-            else f"{w}{format(v, fmt)}{_spread(own if own is not None else b, fmt)}"
+            else f"{w}{format(v, fmt)}{_spread(own if own is not None else b, fmt, v)}"
             for v, b, (w, own) in zip(t[col], t[f"{col}_band"], who, strict=True)
         ]
 

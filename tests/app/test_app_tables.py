@@ -142,3 +142,13 @@ def test_a_pools_bill_share_is_the_parts_tables() -> None:
     assert parts["kv_transfer"] > 0  # the link bills apart
     for pool, share in zip(*(utilization_frame(res.summary)[k] for k in ("pool", "bill_share")), strict=True):
         assert share == parts[pool]
+
+
+def test_a_per_chip_band_whose_low_end_is_its_figure_reads_up_to() -> None:
+    """The verdict's sentence reads 'TTFT p90 463 ms (up to 877)' where no faster run was made; the table's
+    cells read '431 (431–1,333)' beside it, as if the figure could not be lower (a read-through)."""
+    from ui.plan_per_chip import _spread
+
+    assert _spread([431.0, 1333.0], ",.0f", 431.2) == " (up to 1,333)"
+    assert _spread([319.0, 877.0], ",.0f", 463.0) == " (319–877)"
+    assert _spread([517.0, 517.2], ",.0f", 517.0) == ""  # both ends read alike: no band
