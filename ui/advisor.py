@@ -9,11 +9,10 @@ import pandas as pd
 import streamlit as st
 
 from engine import explain as ex
-from engine.costmodel import STACK_NAMES
 from engine.scenario import Scenario
 from engine.serving import SimResult
 from ui import tables
-from ui.text import plain
+from ui.text import opening, plain
 
 SEVERITY_STYLE = {
     "critical": (st.error, ":material/error:"),
@@ -72,15 +71,6 @@ def findings_at_the_edge(slot: Any, result: SimResult, slower: Any) -> None:
         return
     with slot.container():
         _show(found, "-edge")
-
-
-def opening(text: str) -> str:
-    """A finding as the page's sentences open: an English first word capitalised ('Class chat passes', 'The
-    $29.88/h bill'; they opened in lower case, a review), an id as it is written ('h200', 'vllm')."""
-    first = text.split(" ", 1)[0].rstrip(":,")
-    if first.isalpha() and first.islower() and first not in STACK_NAMES:
-        return text[:1].upper() + text[1:]
-    return text
 
 
 SAID_ABOVE = ("saturation",)

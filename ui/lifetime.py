@@ -29,7 +29,7 @@ from engine.planning import (
 )
 from engine.scenario import load_preset
 from ui import export, tables
-from ui.text import plain
+from ui.text import plain, sentence
 
 PART_STYLE = {  # part column: legend name, colour
     "prefill_usd": ("prefill chips", "#4e79a7"),
@@ -185,7 +185,7 @@ def section() -> None:
     # cards above say it; under the charts it read a third time, a review)
     st.caption(plain(LIFETIME_SIZING_NOTE))
     for note in lifetime_precision_notes(res):  # a flexible chip's narrower weights through a wider path
-        st.caption(plain(f"{note[0].upper()}{note[1:]}."))
+        st.caption(plain(sentence(note)) + ".")
     with st.expander("Every period of every portfolio", icon=":material/table_rows:"):
         st.dataframe(
             _table(res.periods), hide_index=True, width="stretch", column_config=tables.LIFETIME_PERIODS

@@ -25,7 +25,7 @@ from engine.explain import fitting_tp
 from engine.scenario import scenario_catalog
 from ui import charts, custom_chip, state, uploads
 from ui.tables import MISSING, PERCENT_STEP, stepped
-from ui.text import plain
+from ui.text import plain, sentence
 
 UPLOAD = "fg:observe-upload"
 KEY = "fg:observe-"
@@ -173,13 +173,8 @@ def _describe(obs: ob.Observation) -> None:
     st.caption(
         f"**{plain(obs.source)}**: {obs.format}; {s.requests or '?'} requests, {load}, {lengths}, {rows}. "
         f"The file cannot say: {', '.join(obs.unknown)}."
-        + "".join(f" {plain(_sentence(n))}." for n in obs.notes)
+        + "".join(f" {plain(sentence(n))}." for n in obs.notes)
     )
-
-
-def _sentence(note: str) -> str:
-    """A reader's note as a sentence of the caption (the notes start in lower case, as clauses)."""
-    return note[:1].upper() + note[1:]
 
 
 def _charts(obs: ob.Observation, rep: ob.Replay) -> None:
@@ -437,7 +432,7 @@ def _fitted(
     if result.thin_note:  # three factors through two points fit anything
         st.warning(plain(result.thin_note), icon=":material/warning:")
     for note in result.notes:  # a file the simulator could not replay: fitted by its steady state
-        st.info(plain(_sentence(note)) + ".", icon=":material/info:")
+        st.info(plain(sentence(note)) + ".", icon=":material/info:")
     # a percent, as the metric above says it (the bare fraction read "0.0314" under "3.0%")
     held = {
         "held_out_abs_error": st.column_config.NumberColumn(

@@ -15,6 +15,7 @@ from engine.planning import (
     band_take_in,
     holds_with_margin,
     reads_alike,
+    rises_only,
     steady_reruns,
     tokens_band,
     with_rerun_bands,
@@ -66,7 +67,7 @@ def _spread(b: Any, fmt: str, figure: float | None = None) -> str:
     with no faster run and no band of its kind: '431 (431–1,333)' read as if it could not be lower)."""
     if reads_alike(b, fmt):
         return ""
-    if b and figure is not None and format(b[0], fmt) == format(figure, fmt) and b[1] > figure:
+    if rises_only(b, figure, fmt):
         return f" (up to {format(b[1], fmt)})"
     return range_text(b, fmt, "–")
 

@@ -12,7 +12,6 @@ model's error; `choice_inputs` the form's objective, risk-aware switch and margi
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import numpy as np
@@ -37,6 +36,7 @@ from engine.planning import (
     holds_note,
     past_target,
     reads_alike,
+    rises_only,
     steady_reruns,
     tokens_band,
 )
@@ -45,7 +45,7 @@ from ui import marks, plan_link, state
 from ui.plan_counters import counters
 from ui.plan_per_chip import PER_CHIP, per_chip_frame, range_text
 from ui.plan_state import own_plan, stale_plan
-from ui.text import plain
+from ui.text import opening, plain, sentence
 
 JUST_LOADED = "fg_plan_just_loaded"
 LOADED = "fg_plan_loaded"
@@ -130,7 +130,7 @@ def _ms_band(b: Any, ms: float | None) -> str:
         return ""
     size, places = duration_unit(ms)[1], duration_places(ms)  # as `duration_text` writes the figure
     low, high = f"{b[0] / size:,.{places}f}", f"{b[1] / size:,.{places}f}"
-    if low == f"{ms / size:,.{places}f}" and b[1] > ms:  # no faster run, no band of its kind (as the CLI's)
+    if rises_only([b[0] / size, b[1] / size], ms / size, f",.{places}f"):  # as the CLI's
         return f" (up to {high})"
     return f" ({low} to {high})"
 
@@ -232,7 +232,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         if v.risk_aware and c["run"] != v.nominal_run and v.nominal_run is not None:
             _nominal_box(v, p)
         elif v.risk_text():
-            st.caption(_sentence(plain(v.risk_text())) + ".")
+            st.caption(sentence(plain(v.risk_text())) + ".")
         frame = per_chip_frame(v.table, reruns)
         quoted = frame["quoted run"].unique()
         if len(quoted) == 1:  # said once under the table: the widest column, cut off at 1400 pixels
@@ -252,10 +252,10 @@ def _nominal_box(v: Any, p: Any) -> None:
     # the table under it (a browser review)
     rowless = not ((v.table["shape"] == r["shape"]) & (v.table["split"] == r["split"])).any()
     st.info(
-        f"{_sentence(v.nominal_name().removeprefix('the '))}: **{plain(r['shape'])} {plain(r['split'])}**"
+        f"{sentence(v.nominal_name().removeprefix('the '))}: **{plain(r['shape'])} {plain(r['split'])}**"
         + (f", {plain(where)}" if where else "")
         + (f"; the choice {v.premium_verb()} {plain(premium)}" if premium else "")
-        + f". {_sentence(plain(v.risk_text()))}."
+        + f". {sentence(plain(v.risk_text()))}."
         + (
             " It has no row below: its chips' row is their deployment that held with them slowed."
             if rowless
@@ -273,11 +273,11 @@ def _under_table(v: Any, quoted: str | None, rows: int, reran: bool = False) -> 
     if reran:  # the choice's '1,537 (the same ...)' beside another row's '1,537 (1,096–1,537)' (a review)
         st.caption(RANGES_NOTE)
     if said := holds_note(v.table["holds_text"], v.risk_aware):
-        st.caption(_sentence(plain(said)) + ".")
+        st.caption(sentence(plain(said)) + ".")
     if said := edge_premium_note(v.table, v.objective):
-        st.caption(_sentence(plain(said)) + ".")
+        st.caption(sentence(plain(said)) + ".")
     if v.prices_text():  # a choice made on a price the catalog only assumes says so
-        st.caption(_sentence(plain(v.prices_text())) + ".")
+        st.caption(sentence(plain(v.prices_text())) + ".")
 
 
 RANGES_NOTE = (
@@ -297,12 +297,6 @@ def _quoted_once(quoted: str, rows: int) -> str:
     run, fails = quoted.removesuffix(" (fails)"), quoted.endswith(" (fails)")
     whose = "Every row's figures are" if rows > 1 else "Its figures are"
     return f"{whose} quoted from its {plain(run)}" + (", where it fails its SLO." if fails else ".")
-
-
-def _sentence(text: str) -> str:
-    """`text` opening a sentence: its first letter raised, the rest kept (str.capitalize lowered
-    the rest, printing "misses its slo ... ttft p90")."""
-    return text[:1].upper() + text[1:]
 
 
 def run_mark(row: Any) -> str:
@@ -373,7 +367,7 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
         holds = f"**{plain(r['shape'])} {plain(r['split'])}**, {_chips(r['chips'])}"
         cut = plain(m.cut_text())
         st.warning(
-            f"{head} the chosen deployment no longer passes ({figures}). {_sentence(m.pick_text())}: "
+            f"{head} the chosen deployment no longer passes ({figures}). {sentence(m.pick_text())}: "
             f"{holds}, **\\${r['usd_per_hour']:,.2f}/h**{plain(m.pick_figure())} ({more})"
             + (f"; {cut}" if cut else "")
             + ".",
@@ -411,7 +405,7 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     for note in getattr(p, "method", ()):  # how the runs were made (a plan kept from before: none)
         st.info(plain(note))
     for note in p.notes:  # a sentence where it opens with a word, not a chip's id ('mi300x -> b200: ...')
-        st.warning(plain(_sentence(note) if re.match(r"[a-z]+[ ,:]", note) else note))
+        st.warning(plain(opening(note)))
     if p.best_run is None:
         return
     if getattr(p, "verdict", None) is not None and p.verdict.chosen is not None:

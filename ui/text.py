@@ -17,6 +17,8 @@ import re
 import string
 import unicodedata
 
+from engine.costmodel import STACK_NAMES
+
 _PUNCT = frozenset(string.punctuation) - {":"}
 _WORD_JOINER = "\u2060"
 
@@ -53,3 +55,16 @@ def toast_text(message: str) -> str:
     banner at the top of the page keeps the whole message."""
     short = FIELD_PATH.sub("", message, count=1)
     return short.replace(" is not allowed: the allowed range is ", " refused, allowed ", 1)
+
+
+def sentence(text: str) -> str:
+    """`text` opening a sentence: its first letter raised, the rest kept (str.capitalize lowered the rest,
+    printing "misses its slo ... ttft p90"); engine notes start in lower case, as clauses."""
+    return text[:1].upper() + text[1:]
+
+
+def opening(text: str) -> str:
+    """A note or finding as the page's sentences open: an English first word capitalised ('Class chat passes',
+    'The $29.88/h bill'; they opened in lower case, a review), an id as it is written ('h200', 'vllm')."""
+    first = text.split(" ", 1)[0].rstrip(":,")
+    return sentence(text) if first.isalpha() and first.islower() and first not in STACK_NAMES else text

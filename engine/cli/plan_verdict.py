@@ -19,6 +19,7 @@ from engine.planning.verdict_bands import (
     holds_note,
     holds_with_margin,
     reads_alike,
+    rises_only,
 )
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def _band(b: Any, fmt: str, figure: float | None = None) -> str:
     faster run and no band of its kind: '463 ms (463 to 877)' read as if it could not be faster), or ''."""
     if not b:
         return ""
-    if figure is not None and format(b[0], fmt) == format(figure, fmt) and b[1] > figure:
+    if rises_only(b, figure, fmt):
         return f" (up to {format(b[1], fmt)})"
     return f" ({format(b[0], fmt)} to {format(b[1], fmt)})"
 

@@ -79,34 +79,36 @@ def _range(model: type[Any], loc: Sequence[int | str]) -> tuple[str, str] | None
     )
 
 
-def _field_constraints(model: type[BaseModel], names: Sequence[str]) -> list[Any] | None:
-    """The constraints of the model field that `names` lead to (None: not a field of models)."""
-    cls: type[BaseModel] | None = model
+def _field_at(model: type[BaseModel] | None, names: Sequence[str]) -> Any:
+    """The model field (pydantic's FieldInfo) that `names` lead to through models, lists and tuples; None
+    where they leave them."""
+    cls = model
     for i, name in enumerate(names):
         field = cls.model_fields.get(name) if cls is not None else None
-        if field is None:
-            return None
-        if i == len(names) - 1:
-            return _constraints(field)
-        if i == len(names) - 2 and (value := _dict_value(field.annotation)) is not None:  # a table's key
-            return value  # ('cost.usd_per_hour.h100-sxm: greater than 0 (got -1)' named no top: a review)
+        if field is None or i == len(names) - 1:
+            return field
         cls = _model_in(field.annotation)
     return None
+
+
+def _field_constraints(model: type[BaseModel], names: Sequence[str]) -> list[Any] | None:
+    """The constraints of the model field that `names` lead to (None: not a field of models), or of a table's
+    values where the last name is its key ('cost.usd_per_hour.h100-sxm: greater than 0 (got -1)' named no
+    top: a review)."""
+    table = _field_at(model, names[:-1]) if len(names) > 1 else None
+    if table is not None and (value := _dict_value(table.annotation)) is not None:
+        return value
+    field = _field_at(model, names)
+    return None if field is None else _constraints(field)
 
 
 def _description(model: type[Any], loc: Sequence[int | str]) -> str:
     """The description of the model field at `loc` under `model` ('' where it has none, or `loc` leads
     through something other than models, lists and tuples)."""
     names = [part for part in loc if isinstance(part, str)]
-    cls = model if isinstance(model, type) and issubclass(model, BaseModel) else None
-    for i, name in enumerate(names):
-        field = cls.model_fields.get(name) if cls is not None else None
-        if field is None:
-            return ""
-        if i == len(names) - 1:
-            return field.description or ""
-        cls = _model_in(field.annotation)
-    return ""
+    is_model = isinstance(model, type) and issubclass(model, BaseModel)
+    field = _field_at(model, names) if is_model else None
+    return (field.description or "") if field is not None else ""
 
 
 def _dict_value(annotation: Any) -> list[Any] | None:

@@ -57,9 +57,8 @@ def spread_band(key: str, r: Range | None, move: tuple[float, float]) -> str:
     0.47' for the same choice: a review)."""
     if key == "slo_attainment":
         lo, hi = min(0.0, *move), max(0.0, *move)
-        if (
-            _points(lo) == _points(hi) == "+0.0"
-        ):  # ('+0.0 to +0.0 pts' beside goodput's '± 0%': a browser review)
+        # moves that round to nothing both ways ('+0.0 to +0.0 pts' beside goodput's '± 0%': a browser review)
+        if _points(lo) == _points(hi) == "+0.0":
             return "± 0 pts"
         return f"{_points(lo)} to {_points(hi)} pts"
     return signed_text(*spread_range(key, r, move))

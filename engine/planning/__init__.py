@@ -62,6 +62,7 @@ _API = {
     "with_rerun_bands": "engine.planning.verdict_bands",
     "tokens_band": "engine.planning.verdict_bands",
     "reads_alike": "engine.planning.verdict_bands",
+    "rises_only": "engine.planning.verdict_bands",
     "SAME_AT_EDGES": "engine.planning.verdict_bands",
     "PAST_TARGET_WHY": "engine.planning.verdict_bands",
     "steady_reruns": "engine.planning.verdict_bands",
@@ -150,6 +151,7 @@ __all__ = [
     "plan_work_estimate",
     "queue_words",
     "reads_alike",
+    "rises_only",
     "rule_text",
     "run_lifetime",
     "steady_reruns",
@@ -200,6 +202,7 @@ if TYPE_CHECKING:
         holds_with_margin,
         past_target,
         reads_alike,
+        rises_only,
         tokens_band,
         with_rerun_bands,
     )

@@ -80,6 +80,15 @@ def reads_alike(band: Sequence[float] | None, fmt: str) -> bool:
     return format(band[0], fmt) == format(band[1], fmt)
 
 
+def rises_only(band: Sequence[float] | None, figure: float | None, fmt: str) -> bool:
+    """Whether a band's low end reads as its `figure` in `fmt` and its top lies above it: a latency with no
+    faster run and no band of its kind, which `plan`, the verdict's sentence and its table say as '(up to
+    877)' ('463 ms (463 to 877)' read as if the figure could not be lower: a review)."""
+    if not band or figure is None:
+        return False
+    return format(band[0], fmt) == format(figure, fmt) and band[1] > figure
+
+
 def bands(
     quoted: dict[str, Any], edges: list[dict[str, Any]], same: dict[str, Any] | None = None
 ) -> dict[str, Any]:
