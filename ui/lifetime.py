@@ -183,7 +183,9 @@ def section() -> None:
         )
     # (the run's summary sentence, `lifetime_summary`, is `lifetime`'s: here the bold headline and the two
     # cards above say it; under the charts it read a third time, a review)
-    st.caption(plain(LIFETIME_SIZING_NOTE))
+    st.caption(
+        LIFETIME_SIZING_NOTE
+    )  # the engine's own text (not a user's): its `fengong plan` renders as code
     for note in lifetime_precision_notes(res):  # a flexible chip's narrower weights through a wider path
         st.caption(plain(sentence(note)) + ".")
     with st.expander("Every period of every portfolio", icon=":material/table_rows:"):

@@ -31,6 +31,9 @@ def test_the_planner_page_charts_a_lifetime_and_its_write_off() -> None:
     assert asic.value.startswith("$") and not asic.delta
     captions = [text_of(c.value) for c in at.caption]
     assert "$60,000 of capital written off at month 24" in captions, captions
+    # the sizing note is the engine's own Markdown: its command shows as code, not as "\`fengong plan\`"
+    sizing = next(c.value for c in at.caption if "not simulated" in c.value)
+    assert "`fengong plan`" in sizing and "\\`" not in sizing, sizing
     assert any(
         text_of(m.value).startswith("**Over 36 months ") and " is the cheaper: $" in text_of(m.value)
         for m in at.markdown
