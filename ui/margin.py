@@ -37,8 +37,9 @@ def _run_margin(scenario_json: str, _summary: dict[str, Any]) -> RunMargin:
 
 
 PROVISIONAL = (
-    "Bands for now: each kind of figure's (SLO attainment and goodput have none until then). This run's own "
-    "spread (the same requests with its chips at their bands' edges) is being simulated and replaces them."
+    "Bands for now: each figure's kind's calibration band; SLO attainment and goodput get theirs from this "
+    "run's own spread (the same requests with its chips at their bands' edges), which is being simulated and "
+    "then replaces them all."
 )
 """What a page's first bands are until the run's spread replaces them, seconds later: a reader saw the
 numbers change unannounced (a browser review)."""

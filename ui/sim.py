@@ -90,12 +90,13 @@ def _run_in_place(scenario: Scenario, key: str, label: str, seen: set[str]) -> S
                 except Exception:  # said below; the box must not keep saying it is simulating
                     box.update(label=f"Not simulated: {name}", state="error")
                     raise
-                # whose run, named: Compare showed two alike (a review)
+                # whose run, named: Compare showed two alike (a review); the name leads, since a title
+                # inside the sentence read "Simulated A day of chat, autoscaled: ..." (a browser review)
                 # a wall time in seconds from one second (a latency's rule, ms below ten, read '7,610 ms' beside
                 # '14.2 s': a browser review); in ms below ("in 35 ms": a trace's short run read "in 0.0 s")
                 took = ex.duration_text(res.wall_s * 1e3) if res.wall_s < 1 else f"{res.wall_s:,.1f} s"
                 box.update(
-                    label=f"Simulated {name}: {len(res.requests):,} requests in {took}", state="complete"
+                    label=f"{name}: {len(res.requests):,} requests simulated in {took}", state="complete"
                 )
         else:
             with st.spinner(f"Simulating {name}…", show_time=True):

@@ -226,7 +226,7 @@ def specialisation(
         text = (
             f"{phase}: {'stable' if stable else 'not stable'} (a model change every {model_change_months:g} "
             f"months; {STABLE_MONTHS:g} needed), {'large' if large else 'small'} ({hours[phase] / total:.0%} of "
-            f"the chip-hours kept busy; {LARGE_SHARE:.0%} needed), "
+            f"the deployment's busy chip-hours; {LARGE_SHARE:.0%} needed), "
             + (
                 _fixed_text(res, phase, bshare)
                 if fixed

@@ -217,6 +217,10 @@ def test_specialisation_answers(idle_prefill: SimResult) -> None:
     assert sp.loc["prefill", "binding_resource"] == "compute" and sp.loc["prefill", "bottleneck_clear"]
     assert sp["stable"].all()
     assert not sp.loc["prefill", "large"] and sp.loc["prefill", "verdict"] == "borderline"
+    # said as a share of the busy chip-hours: "37% of the chip-hours kept busy" read as a utilisation
+    # beside the page's own utilisation chart (58% busy), a browser review
+    share = sp.loc["prefill", "chip_hours_share"]
+    assert f"({share:.0%} of the deployment's busy chip-hours; " in sp.loc["prefill", "text"]
     assert sp.loc["decode", "large"] and sp.loc["decode", "verdict"] == "worth considering"
     churn = specialisation(idle_prefill, 3).set_index("phase")
     assert not churn["stable"].any() and (churn["verdict"] != "worth considering").all()
