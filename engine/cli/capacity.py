@@ -52,10 +52,10 @@ def _capacity_json(
 def _capacity_text(
     cap: Any, marks: Any, found: dict[str, Any], slow: dict[str, float], fast: dict[str, float]
 ) -> str:
-    """The capacity with the searches at the bands' edges (`found`), or without them its chips'
-    throughput band, said to be that and not how far the capacity moves (a review read the band as
-    the capacity's, where the margin's searches gave 2.05 to 52.8 req/s beside −35% to +76%). Where no
-    rate failed (the work bound or `high_rps` stopped the search) the capacity is at least the figure."""
+    """The capacity with the searches at the bands' edges (`found`), or without them no band but the way
+    to one (a review read the chips' throughput band as the capacity's, where the margin's searches gave
+    2.05 to 52.8 req/s beside −35% to +76%). Where no rate failed (the work bound or `high_rps` stopped
+    the search) the capacity is at least the figure."""
     least = "at least " if cap.failed_rps is None and cap.capacity_rps else ""
     if cap.ran_out:  # it read 'capacity 0 req/s' for a search out of simulations (a review)
         return f"below {rate_up(cap.failed_rps)} req/s (no rate tried passed)"
@@ -74,12 +74,12 @@ def _capacity_text(
             f"{figure} ({rate_down(lo)} to {rate_down(hi)} with every chip at the pessimistic and the optimistic "
             f"edge of its throughput band, iteration time {chips})"
         )
-    text = least + confidence.with_figure_error(
-        f"{rate_down(cap.capacity_rps)} req/s", marks, "throughput_rps"
-    )
-    if text.endswith(")"):
-        text = text[:-1] + ": the chips' throughput band; the margin's searches say how far it moves)"
-    return text
+    # no band without the margin's searches: the chips' throughput band (-24% to +33%) stood beside a capacity
+    # that the searches move -62% to +80%, since a capacity near a cliff moves more than a throughput (a review)
+    figure = f"{least}{rate_down(cap.capacity_rps)} req/s"
+    if cap.capacity_rps and any(m.calibration.band for m in marks):  # (no band beside no capacity)
+        figure += " (how far it moves with the model's error: run without --no-margin)"
+    return figure
 
 
 def _rates(cap: Any) -> str:
@@ -122,8 +122,8 @@ def _headline(
     return (
         f"{capacity_text} over a {window - warmup_s:,.0f} s window{after}{lower} "
         f"({rule_text(cap.rule, cap.attainment)}{each}; {failed}); "
-        f"the cost model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts"
-        f"{_below(cap)}); {cap.simulations} simulations{_rates(cap)}{_margin_runs(found)}"
+        f"the search started at {cap.estimate_rps:.3g} req/s, the cost model's bound (no queueing, no prefill "
+        f"stalling a decode{_below(cap)}); {cap.simulations} simulations{_rates(cap)}{_margin_runs(found)}"
     )
 
 
@@ -195,7 +195,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         print(f"  {cliff}")
     if confidence.uncalibrated(marks):
         print(f"  {confidence.note(marks)}")
-    if cap.capacity_rps and any(m.calibration.band for m in marks):
+    if with_margin and cap.capacity_rps and any(m.calibration.band for m in marks):  # a band was printed
         print(f"  {confidence.BAND_NOTE}")
     for c in cap.runs.to_dict(orient="records"):
         short = c.get("shortfall_rps")
@@ -220,10 +220,12 @@ def cmd_capacity(args: argparse.Namespace) -> int:
 
 
 ONE_SEED = (
-    "one seed's capacity: near it the same load passes or fails by the draw of its requests (chat-disaggregated's "
-    "26.8 req/s over 120 s passed in 3 of 10 seeds); --seeds N asks each of N seeds to pass (23.2 req/s with 5)"
+    "one seed's capacity: near it the same load passes or fails by the draw of its requests; --seeds N asks "
+    "each of N seeds to pass, a lower and steadier figure at N times the simulations (docs/planner.md)"
 )
-"""Said under a capacity searched with one seed (an infrastructure engineer sized at one seed's figure: a review)."""
+"""Said under a capacity searched with one seed (an infrastructure engineer sized at one seed's figure: a review).
+It names no figure: it had quoted the chat preset's (26.8 req/s passed in 3 of 10 seeds; 23.2 with 5) under every
+scenario's capacity, where they read as the search's own (a review); docs/planner.md keeps them, the test holds them."""
 
 
 def _seeds_said(row: dict[str, Any], seeds: int) -> str:

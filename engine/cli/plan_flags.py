@@ -154,8 +154,8 @@ def _capacity(sub: Any) -> None:
     c.add_argument(
         "--no-margin",
         action="store_true",
-        help="skip the margin: the same search with every chip at the slow, and at the fast, edge of its "
-        "throughput band (three searches in all)",
+        help="skip the margin, the same search again with every chip at the slow, and at the fast, edge of "
+        "its throughput band (three searches with it, one without), and with it the capacity's band",
     )
     add_work_limit_flag(c)
     c.set_defaults(func=command("engine.cli.capacity:cmd_capacity"))

@@ -99,6 +99,46 @@ def lead_note(run: Scenario, lead_s: float, to: str = "") -> str:
     )
 
 
+def _closest_miss(runs: pd.DataFrame) -> str:
+    """': the closest, h100-sxm tp4 pp2 1 mixed at $19.92/h, 0% of requests within SLO: chat TTFT p90
+    ≥ 17,072 ms (target 1,000), ...; it falls behind its load by 9.97 req/s' (≥: a latency that grows with
+    the run's length, `grows_rps`), the
+    simulated deployment that served the most within SLO (the cheaper of equals) and what it missed; ''
+    without one. A failed plan named none of its simulations (a review)."""
+    if not len(runs) or "goodput_rps" not in runs:
+        return ""
+    r = runs.sort_values(["goodput_rps", "usd_per_hour"], ascending=[False, True], kind="stable").iloc[0]
+    misses = []
+    for name, c in (r.get("classes_at_slo") or {}).items():
+        p = f"p{c['percentile']:g}"
+        for kind in ("ttft", "tpot"):
+            value, target = c[f"{kind}_ms"], c[f"{kind}_target_ms"]
+            if value is None or value > target:  # None: a percentile on requests never answered
+                shown = (
+                    "never answered"
+                    if value is None
+                    else f"{value:,.3g} ms"
+                    if value < 100
+                    else f"{value:,.0f} ms"
+                )
+                grows = r.get(f"{kind}_grows_rps")
+                if value is not None and grows is not None and grows == grows:  # set by the run's length
+                    shown = f"≥ {shown}"
+                misses.append(f"{name} {kind.upper()} {p} {shown} (target {target:,.4g})")
+    said = f": {', '.join(misses)}" if misses else ""
+    behind = r.get("shortfall_rps")
+    late = (
+        f"; it falls behind its load by {behind:,.3g} req/s"
+        if behind is not None and behind == behind
+        else ""
+    )
+    attained = r.get("slo_attainment")
+    share = (
+        f", {attained:.0%} of requests within SLO" if attained is not None and attained == attained else ""
+    )
+    return f": the closest, {r['shape']} {r['split']} at ${r['usd_per_hour']:,.2f}/h{share}{said}{late}"
+
+
 def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
     """The most req/s any run sent where every run fell behind with its backlog at a client's ceiling
     on requests in flight (`latency_shortfall` None beside a shortfall), else None."""
@@ -267,6 +307,7 @@ def run_notes(
     elif not found:
         notes.append(
             f"no simulated deployment passed at the target load ({rule_text(search.rule, search.attainment)})"
+            + _closest_miss(runs)
         )
     if not found and (held := _held_at_client(runs, target_rps)) is not None:
         ceiling = search.base.workload.arrival.max_in_flight

@@ -81,6 +81,12 @@ def test_the_written_choice_is_named_for_what_it_runs(
     )
     assert chosen.description.startswith("Edited from chat-colocated")
     assert chosen.lesson == "" and chosen.name != load_preset("chat-colocated").name
+    # no counterpart: `compare` on the file took the preset's as B at the preset's own load (a review)
+    assert load_preset("chat-colocated").counterpart and chosen.counterpart is None
+    capsys.readouterr()
+    assert main(["compare", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "; A served colocated)" in said and "paired: the same requests" in said, said
 
 
 def test_a_choice_that_does_not_hold_slowed_is_not_headed_as_one_that_does(
@@ -119,16 +125,31 @@ def test_a_budget_that_rules_out_every_shape_is_named_with_its_least(
     )
 
 
+def test_a_plan_where_nothing_passed_names_its_closest_miss(capsys: pytest.CaptureFixture[str]) -> None:
+    """A failed plan said '1 simulations, 0 passed' and two empty frontiers, never which deployment it ran
+    or what it missed (a review): the note names the one that served most within SLO and its misses."""
+    args = ["plan", "chat-disaggregated", "--target-rps", "40", "--hardware", "h100-sxm", "--no-progress"]
+    assert main([*args, "--budget-usd-per-hour", "20", "--duration-s", "60", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    runs = sorted(doc["runs"], key=lambda r: (-r["goodput_rps"], r["usd_per_hour"]))
+    assert runs and not any(r["passes"] for r in runs)
+    best = runs[0]
+    note = next(n for n in doc["notes"] if n.startswith("no simulated deployment passed"))
+    c = best["classes_at_slo"]["chat"]
+    assert f": the closest, {best['shape']} {best['split']} at ${best['usd_per_hour']:,.2f}/h" in note
+    assert f"chat TTFT p90 ≥ {c['ttft_ms']:,.0f} ms (target 1,000)" in note  # it falls behind: a floor
+    assert f"it falls behind its load by {best['shortfall_rps']:,.3g} req/s" in note
+
+
 def test_capacity_says_the_window_it_measured(capsys: pytest.CaptureFixture[str]) -> None:
     """chat-colocated's capacity reads 27.2 req/s over 5 s and 17.5 over its 600 s: neither the text nor
     the JSON said which window (a review)."""
     base = ["capacity", "chat-colocated", "--duration-s", "30", "--no-margin", "--no-progress"]
     assert main(base) == 0
     out = capsys.readouterr().out
-    assert (
-        "req/s (−24% to +33%: the chips' throughput band; the margin's searches say how far it moves) over a 30 s"
-        in out
-    )
+    # no band without the margin's searches: the chips' throughput band read as the capacity's (a review)
+    assert "req/s (how far it moves with the model's error: run without --no-margin) over a 30 s" in out
+    assert "%" not in out.splitlines()[0] and "two in three" not in out
     assert "window (a longer one can read lower" in out
     assert main([*base, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["window_s"] == 30.0
