@@ -328,7 +328,8 @@ def replicate(
     Returns the runs and a dict from each summary figure's dotted name (``latency_ms.ttft.p99``) to
     ``{"mean", "ci95_low", "ci95_high", "n"}`` (and ``missing``, ``over`` where some seeds lack it);
     with ``n = 1`` the interval is NaN (one run has no spread). Booleans and constants are averaged
-    like any figure (``cache.enabled`` reads 1.0 or 0.0).
+    like any figure (``cache.enabled`` reads 1.0 or 0.0); a figure the same in every seed has that value as
+    its mean and both ends of its interval.
 
     A figure that is None or absent in some seeds (a class's percentile that fell on rejected
     requests: infinite; a shortfall only some seeds have) has no mean: its mean and interval are None,
@@ -367,6 +368,9 @@ def replicate(
             if len(vals) > 1
             else math.nan
         )
+        if len(vals) > 1 and bool((vals == vals[0]).all()):  # the same in every seed: that value, no spread
+            # (a band's 0.09 read "0.08999999999999997 to 0.09000000000000005" from the mean's rounding: a review)
+            mean, half = float(vals[0]), 0.0
         low, high = clipped(key, mean - half, mean + half)
         stats[key] = {"mean": mean, "ci95_low": low, "ci95_high": high, "n": len(vals)}
         if rebased and key.startswith(RATED):

@@ -278,6 +278,22 @@ def test_replicate_keeps_an_interval_to_its_figures_range() -> None:
     assert math.isnan(low) and math.isnan(high)
 
 
+def test_a_figure_the_same_in_every_seed_has_no_spread() -> None:
+    """`run --replications 3 --json` gave a constant band of 0.09 as "0.08999999999999997 to
+    0.09000000000000005" from the mean's rounding (a review): the same value in every seed is its own
+    mean and both ends of its interval; a figure that moves keeps its interval."""
+    from engine.serving.run import replicate
+
+    sc = apply_overrides(load_preset("chat-disaggregated"), {"duration_s": 30.0})
+    _, stats = replicate(sc, 3)
+    same = [k for k, s in stats.items() if s["mean"] is not None and s["ci95_low"] == s["ci95_high"]]
+    key = "calibration.decode.expected_error.ttft"
+    assert key in same and stats[key]["mean"] == 0.09
+    assert all(stats[k]["ci95_low"] == stats[k]["mean"] for k in same)
+    ttft = stats["latency_ms.ttft.p99"]
+    assert ttft["ci95_low"] < ttft["mean"] < ttft["ci95_high"]
+
+
 def test_a_cdf_counts_rejected_requests_as_never_answered() -> None:
     """A CDF's fraction is of the window's requests, a rejected one never arriving: enterprise-mixed
     rejects some of each class, whose curves stop below 100% where they reached it over the completed
