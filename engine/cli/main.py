@@ -154,6 +154,12 @@ def _run_flags(sub: Any) -> None:
         help="also rerun the same requests with every chip as slow as the pessimistic edge of its "
         "throughput band (docs/planner.md, Margin): does the verdict hold?",
     )
+    u.add_argument(
+        "--bands",
+        action="store_true",
+        help="with --json, each band the text prints beside a headline figure, as numbers (`bands`; given "
+        "with --margin anyway): loads the calibration tables a plain --json run skips",
+    )
     add_work_limit_flag(u)
     u.set_defaults(func=command("engine.cli.run:cmd_run"))
 

@@ -230,6 +230,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         doc = res.to_json()
         doc["notes"] = run_notes.notes(res)  # what the text report says before its figures
+        if spread is not None or args.bands:  # the calibration tables and pandas: only when asked
+            from engine.cli.run_text import headline_bands
+
+            doc["bands"] = headline_bands(doc, res.scenario, spread.moves() if spread is not None else None)
         if spread is not None and edge is not None:
             doc["margin"] = {"slowdown": edge.slowdown, "slowed": edge.slowed}
             doc["spread"] = {

@@ -59,6 +59,42 @@ def _pm(
     return "" if r is None else confidence.band_text("", r, bound)
 
 
+def headline_bands(doc: dict[str, Any], scenario: Scenario, moves: Any = None) -> dict[str, dict[str, Any]]:
+    """The bands `print_summary` prints beside the headline figures, as numbers for `run --json`: per
+    figure (`ttft_p99_ms`, `tpot_p99_ms`, `e2e_p99_ms`: the band of the latency's line; the throughput, the
+    goodput with a spread, the costs) its `low` and `high` change relative to the figure and the `text`
+    printed; a figure the text shows bare is absent. A script read only the raw spread's moves, which a
+    printed band can be wider than (a cost never narrower than its kind's band: a review)."""
+    marks, bounds = confidence.pool_marks(scenario, doc), confidence.limits(doc, scenario)
+    c = doc["cost"]
+    figures = {
+        "throughput_rps": doc["throughput_rps"],
+        "usd_per_request": c["usd_per_request"],
+        "usd_per_million_output_tokens": c["usd_per_million_output_tokens"],
+    }
+    if moves is not None:
+        figures["goodput_rps"] = doc["goodput_rps"]
+    out: dict[str, dict[str, Any]] = {}
+    for name, lat in doc["latency_ms"].items():  # as `_latency_lines` shows them: none on a growing one
+        unsteady = name in ("ttft", "e2e") and sustain.rising_line(doc) is not None
+        grows = latency_shortfall(doc, name) is not None
+        if name not in LATENCY_SOURCES or lat["p99"] is None or grows or unsteady:
+            continue
+        key = f"{name}_p99_ms"
+        r = (
+            run_bands.figure_range(f"{lat['p99']:.6g}", marks, key, moves, bounds)
+            if moves is not None
+            else confidence.figure_range(marks, LATENCY_SOURCES[name])
+        )
+        if r is not None:
+            out[key] = {"low": r[0], "high": r[1], "text": confidence.signed_text(*r)}
+    for key, value in figures.items():
+        text = "-" if value is None else f"{value:.6g}"
+        if (r := run_bands.figure_range(text, marks, key, moves, bounds)) is not None:
+            out[key] = {"low": r[0], "high": r[1], "text": confidence.signed_text(*r)}
+    return out
+
+
 def _headline_band(
     marks: Sequence[confidence.PoolMark], moves: Any, bounds: Any, key: str, value: Any
 ) -> str:

@@ -17,7 +17,6 @@ from engine.explain.confidence import (
     HEADLINE_SOURCES,
     PoolMark,
     Range,
-    band,
     bears_error,
     headline_range,
     signed_text,
@@ -66,8 +65,11 @@ def spread_band(key: str, r: Range | None, move: tuple[float, float]) -> str:
 
 def spread_range(key: str, r: Range | None, move: tuple[float, float]) -> Range:
     """A figure's (fall, rise) from its run's spread, a latency's and a cost's never narrower than
-    their kind's band `r` (`spread_band`)."""
-    lo, hi = min(move), max(move)
+    their kind's band `r` (`spread_band`). The band holds the figure itself: where both edges move it
+    the same way (a fault's timing against the traffic, admission control shedding), kv-link-fault
+    printed 'E2E p99 24,095 (+30% to +34%)' and 'goodput 14.57 req/s (−4% to −1%)', a band that excludes
+    the modelled run, the likeliest outcome (a review); `one_sided_notes` says why it moves so."""
+    lo, hi = min(0.0, *move), max(0.0, *move)
     if (key in LATENCIES or key in COSTS) and r is not None:
         lo, hi = min(lo, r[0]), max(hi, r[1])
     return lo, hi
@@ -160,21 +162,33 @@ def figure_band(
     +39%', '−1.1 to +0.2 pts'), else its kind's band ('−9% to +12%', cut by `bounds`); None for a
     figure without one (a missing or zero figure, the bill, SLO attainment and `SPREAD_ONLY` without a
     spread, a kind whose band's coverage was not measured, a count whose spread falls to nothing)."""
+    r = figure_range(text, marks, key, moves, bounds)
+    if r is None:
+        return None
+    return spread_band(key, None, r) if key == "slo_attainment" else signed_text(*r)
+
+
+def figure_range(
+    text: str, marks: Sequence[PoolMark], key: str, moves: Moves | None = None, bounds: Limits | None = None
+) -> Range | None:
+    """`figure_band`'s band as numbers, (fall, rise) relative to the figure (in points, fractions of 1,
+    for SLO attainment): what `run --json` gives beside the text's bands (a script could not check
+    the bands a buyer reads: a review)."""
     move = (moves or {}).get(key)
     if key == "slo_attainment":
-        return None if move is None or spans_all(move) else spread_band(key, None, move)
+        return None if move is None or spans_all(move) else (min(0.0, *move), max(0.0, *move))
     if key not in HEADLINE_SOURCES or not bears_error(text):
         return None
     if move is not None:
         if falls_to_nothing(key, move):
             return None
         if key == "goodput_per_usd" and (both := _per_usd(marks, moves or {}, bounds)) is not None:
-            return signed_text(*both)
-        return spread_band(key, spread_floor(marks, key, bounds), move)
+            return both
+        return spread_range(key, spread_floor(marks, key, bounds), move)
     if key in SPREAD_ONLY:
         return None
     r = headline_range(marks, key)
-    return None if r is None else band(r, (bounds or {}).get(key))
+    return None if r is None else cut(r, (bounds or {}).get(key))
 
 
 SPREAD_ONLY = ("goodput_rps", "goodput_per_usd")
