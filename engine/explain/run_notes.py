@@ -16,6 +16,7 @@ from engine.explain import sustain
 from engine.explain.timeline_marks import fault_notes
 from engine.explain.trace_files import trace_notes
 from engine.scenario.crossing import vendor_crossing_note
+from engine.scenario.workload import arrival_unused_with_trace
 
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
@@ -28,12 +29,18 @@ def scenario_notes(
 ) -> list[str]:
     """What the scenario as written will not do in the run of `doc` (its summary): faults that never
     fire or take fewer instances than they name, arrival fields and a warm-up the load's kind ignores,
-    of a trace (`window`: how its file met the run's window, `SimResult.extra`) the rows the window
-    leaves out, its idle tail and arrivals too dense for their unit, and a KV hand-off between chip
-    vendors, which the run prices by the link alone."""
+    of a trace the arrival fields it does not read and (`window`: how its file met the run's window,
+    `SimResult.extra`) the rows the window leaves out, its idle tail and arrivals too dense for their
+    unit, and a KV hand-off between chip vendors, which the run prices by the link alone."""
     out = fault_notes(scenario, doc.get("drain_end_s"))
     if scenario.workload.trace is not None:  # how the file meets the window, as the Workload page says
         out += trace_notes(window, scenario) if window is not None else []
+        arr = scenario.workload.arrival  # set, and not read: the file gives the arrivals
+        out += [
+            f"workload.arrival.{n} ({_said(getattr(arr, n))}) is not used with a trace: its arrivals come "
+            "from the file (workload.trace.time_scale replays it faster or slower)"
+            for n in arrival_unused_with_trace(scenario.workload)
+        ]
     else:  # set, and not used by the kind
         arr = scenario.workload.arrival
         kind = {"offline": "an offline batch", "closed_loop": "a closed loop"}.get(
@@ -46,6 +53,11 @@ def scenario_notes(
     if crossing := vendor_crossing_note(scenario):  # `emit` alone said it (a hardware strategist's review)
         out.append(crossing)
     return out + span_notes(scenario)
+
+
+def _said(value: Any) -> str:
+    """A field's value as a note shows it: a schedule of points by its length."""
+    return f"{len(value)} points" if isinstance(value, tuple) else str(value)
 
 
 def span_notes(scenario: Scenario) -> list[str]:

@@ -205,6 +205,17 @@ TRACE_ARRIVAL_FIELDS = ("max_in_flight",)
 clients) are the file's to give."""
 
 
+def arrival_unused_with_trace(workload: Workload) -> list[str]:
+    """The `workload.arrival` fields set away from their defaults that a trace replay does not read (all
+    but `TRACE_ARRIVAL_FIELDS`); none without a trace. A file's `clients = 64` beside a trace replayed
+    the file with nothing said, where without a trace `run` names a field its kind does not use."""
+    if workload.trace is None:
+        return []
+    arrival = workload.arrival
+    fields = type(arrival).model_fields
+    return [n for n in fields if n not in TRACE_ARRIVAL_FIELDS and getattr(arrival, n) != fields[n].default]
+
+
 TRACE_UNREAD_CLASS_FIELDS = ("input", "output", "share", "prefix", "multi_turn")
 """The fields of a request class a trace replay never reads (`engine.serving.workload.read_trace`): the
 file gives each request its lengths and class (an unlabelled row the first class), and no prefix group or

@@ -207,7 +207,10 @@ def test_a_trace_run_says_how_its_file_meets_the_window_and_planning_one_names_t
     assert main(["run", "chat-colocated", *(x for s in sets for x in ("--set", s)), "--json"]) == 0
     said = json.loads(capsys.readouterr().out)["notes"]
     assert said == [
-        "120 requests in the window of the file's 200: 80 at or past its end at 120 s (the file runs to 199 s)."
+        "120 requests in the window of the file's 200: 80 at or past its end at 120 s (the file runs to 199 s).",
+        # the preset's own rate, left behind by the trace, is named as a closed loop names it
+        "workload.arrival.rate_rps (16.0) is not used with a trace: its arrivals come from the file "
+        "(workload.trace.time_scale replays it faster or slower)",
     ]
     assert main(["capacity", "chat-colocated", *(x for s in sets for x in ("--set", s))]) == 2
     assert (

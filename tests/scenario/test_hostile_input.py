@@ -458,6 +458,28 @@ def test_a_field_the_arrival_kind_does_not_use_is_named(capsys: pytest.CaptureFi
     assert "workload.arrival.peak_factor is not used by a 'flat' shape" in capsys.readouterr().out
 
 
+def test_an_arrival_field_a_trace_does_not_read_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """With a `[workload.trace]` the file gives the arrivals: a scenario file's `clients = 64` (or a rate,
+    a kind, a ramp) was dropped with nothing said, where without a trace `run` names a field the kind
+    does not use (a documentation review). `max_in_flight` is read by a replay: never named."""
+    from engine.cli.main import main
+    from engine.explain.run_notes import scenario_notes
+    from engine.scenario.codec import apply_overrides, load_preset, save
+
+    replay = apply_overrides(load_preset("mooncake-replay"), {"duration_s": 60.0})
+    said = "workload.arrival.clients (64) is not used with a trace"
+    assert not [n for n in scenario_notes(replay, {}) if "is not used" in n]  # the preset's defaults
+    set_ = apply_overrides(replay, {"workload.arrival": {"clients": 64, "max_in_flight": 32}})
+    notes = [n for n in scenario_notes(set_, {}) if "is not used" in n]
+    assert len(notes) == 1 and notes[0].startswith(said)
+    path = tmp_path / "replay.toml"
+    save(set_, path)
+    assert main(["run", str(path)]) == 0
+    assert said in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("name", "text"), [("e.toml", ""), ("x.json", '{"version": 1, "name": "x"}')])
 def test_a_file_with_no_scenario_in_it_says_so(tmp_path: Path, name: str, text: str) -> None:
     """An empty file was judged as the defaults' scenario and refused for a pool it never named
