@@ -304,7 +304,9 @@ def run_notes(
             "no deployment was simulated: the cost model pruned or bounded out every shape"
             + (f" ({said}{more})" if said else "")
         )
-    elif not found:
+    elif not found and not (len(runs) and "passes" in runs and runs["passes"].any()):
+        # (where one passed and none was chosen, the budget's or the margin's note says why: rent-vs-own
+        # read "no simulated deployment passed" under "1 passed", a review)
         notes.append(
             f"no simulated deployment passed at the target load ({rule_text(search.rule, search.attainment)})"
             + _closest_miss(runs)

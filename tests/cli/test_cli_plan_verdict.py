@@ -139,6 +139,14 @@ def test_a_plan_where_nothing_passed_names_its_closest_miss(capsys: pytest.Captu
     assert f": the closest, {best['shape']} {best['split']} at ${best['usd_per_hour']:,.2f}/h" in note
     assert f"chat TTFT p90 ≥ {c['ttft_ms']:,.0f} ms (target 1,000)" in note  # it falls behind: a floor
     assert f"it falls behind its load by {best['shortfall_rps']:,.3g} req/s" in note
+    # one passed as modelled and none was chosen (it fails slowed, the one that holds bills over the
+    # budget): no "nothing passed" under "1 passed" (a review), the budget's and the margin's notes say why
+    rent = ["plan", "rent-vs-own", "--target-rps", "16", "--tp", "2", "--budget-usd-per-hour", "12.5"]
+    assert main([*rent, "--no-progress", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert any(r["passes"] for r in doc["runs"]) and doc["best"] is None
+    assert not any(n.startswith("no simulated deployment passed") for n in doc["notes"]), doc["notes"]
+    assert any("passes with its chips at the bands' edge within the budget" in n for n in doc["notes"])
 
 
 def test_capacity_says_the_window_it_measured(capsys: pytest.CaptureFixture[str]) -> None:
