@@ -18,7 +18,7 @@ import numpy as np
 import streamlit as st
 
 from engine import explain as ex
-from engine.core import rate2
+from engine.core import places_apart, rate2
 from engine.explain import duration_places, duration_text, duration_unit
 from engine.planning import (
     BILLED,
@@ -37,6 +37,7 @@ from engine.planning import (
     past_target,
     reads_alike,
     rises_only,
+    rule_text,
     steady_reruns,
     tokens_band,
 )
@@ -123,16 +124,26 @@ def _tokens_band(c: dict[str, Any], reruns: tuple[Any, ...]) -> str:
     return SAME_AT_EDGES if reads_alike(band, ",.0f") else range_text(band, ",.0f")
 
 
-def _ms_band(b: Any, ms: float | None) -> str:
+def _ms_band(b: Any, ms: float | None, target: float | None = None) -> str:
     """' (230 to 500)' after a latency: its band's ends in the unit the figure reads in (a figure of
-    12.0 s gets '(9.0 to 15.0)', not '(9,000 to 15,000)' beside it)."""
+    12.0 s gets '(9.0 to 15.0)', not '(9,000 to 15,000)' beside it), an end that would read as the
+    `target` without being it to more decimals ('(15.2 to 29.96)' beside a target of 30.0 ms)."""
     if not b or ms is None:
         return ""
     size, places = duration_unit(ms)[1], duration_places(ms)  # as `duration_text` writes the figure
-    low, high = f"{b[0] / size:,.{places}f}", f"{b[1] / size:,.{places}f}"
+    aim = None if target is None else target / size
+    low = f"{b[0] / size:,.{places_apart(b[0] / size, aim, places)}f}"
+    high = f"{b[1] / size:,.{places_apart(b[1] / size, aim, places)}f}"
     if rises_only([b[0] / size, b[1] / size], ms / size, f",.{places}f"):  # as the CLI's
         return f" (up to {high})"
     return f" ({low} to {high})"
+
+
+def _apart(ms: float, target: float | None) -> str:
+    """`duration_text(ms)`, to more decimals where it would read as its `target` without being it."""
+    unit, size = duration_unit(ms)
+    places = places_apart(ms / size, None if target is None else target / size, duration_places(ms))
+    return f"{ms / size:,.{places}f} {unit}"
 
 
 def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
@@ -144,13 +155,19 @@ def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
     bands = class_bands(c, reruns)  # (the CLI's too)
     for name, k in c["classes_at_slo"].items():
         p = f"p{k['percentile']:g}"
-        ttft = "never (requests not served)" if k["ttft_ms"] is None else duration_text(k["ttft_ms"])
-        tpot = "n/a" if k["tpot_ms"] is None else duration_text(k["tpot_ms"])
+        ttft = (
+            "never (requests not served)"
+            if k["ttft_ms"] is None
+            else _apart(k["ttft_ms"], k["ttft_target_ms"])
+        )
+        tpot = "n/a" if k["tpot_ms"] is None else _apart(k["tpot_ms"], k["tpot_target_ms"])
         tb, pb = bands[name]
         parts.append(
             (f"{plain(name)}: " if not one else "")
-            + f"TTFT {p} {ttft}{_ms_band(tb, k['ttft_ms'])} (target {duration_text(k['ttft_target_ms'])}), "
-            f"TPOT {p} {tpot}{_ms_band(pb, k['tpot_ms'])} (target {duration_text(k['tpot_target_ms'])})"
+            + f"TTFT {p} {ttft}{_ms_band(tb, k['ttft_ms'], k['ttft_target_ms'])} "
+            f"(target {duration_text(k['ttft_target_ms'])}), "
+            f"TPOT {p} {tpot}{_ms_band(pb, k['tpot_ms'], k['tpot_target_ms'])} "
+            f"(target {duration_text(k['tpot_target_ms'])})"
         )
     return "; ".join(parts)
 
@@ -257,7 +274,7 @@ def _nominal_box(v: Any, p: Any) -> None:
         + (f"; the choice {v.premium_verb()} {plain(premium)}" if premium else "")
         + f". {sentence(plain(v.risk_text()))}."
         + (
-            " It has no row below: its chips' row is their deployment that held with them slowed."
+            " The table below has no row for it: each chip's row is the deployment of that chip that held slowed."
             if rowless
             else ""
         ),
@@ -351,7 +368,10 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
     )
     with st.container(key="fg-plan-margin"):
         if m.holds:
-            st.info(f"{head} the chosen deployment still passes: {figures}.", icon=":material/shield:")
+            # the rule it passes by: '86.5% of requests within SLO' beside a form's 90% (the attainment rule's,
+            # not the one in use) read as a fail (a browser review)
+            by = rule_text(m.modelled.rule, m.modelled.attainment)
+            st.info(f"{head} the chosen deployment still passes ({by}): {figures}.", icon=":material/shield:")
             return
         q = m.slowed
         if q.best_run is None:

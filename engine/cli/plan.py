@@ -296,8 +296,12 @@ def print_margin(m: Margin) -> None:
         figures += f"; unsustainable, short by {rate2(c.shortfall_rps)} req/s"
     figures += c.capacity_text()
     print(f"\nmargin: with every chip at the pessimistic edge of its throughput band ({slow})")
-    if m.holds:
-        print(f"  the chosen deployment still passes ({figures})")
+    if m.holds:  # (the rule it passes by: a share within SLO under 90% read as a fail, a review)
+        from engine.planning.rules import rule_text
+
+        print(
+            f"  the chosen deployment still passes ({rule_text(m.modelled.rule, m.modelled.attainment)}: {figures})"
+        )
         return
     print(f"  the chosen deployment no longer passes ({figures})")
     q = m.slowed

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from engine.core.numbers import plain
+from engine.core.numbers import places_apart, plain
 from engine.planning.objective import BILLED, COLUMN, OBJECTIVES, value_text
 from engine.planning.verdict_bands import (
     SAME_AT_EDGES,
@@ -32,20 +32,29 @@ def pct_label(percentile: float) -> str:
     return f"p{percentile:g}"
 
 
-def _ms(v: Any) -> str:
+def _ms(v: Any, target: float | None = None) -> str:
+    """'13.2 ms', '444 ms'; to more decimals where it would read as its `target` and is not (`places_apart`)."""
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "n/a"
-    return f"{v:,.0f} ms" if v >= 100 else f"{v:.1f} ms"
+    return f"{v:,.{places_apart(v, target, 0 if v >= 100 else 1)}f} ms"
 
 
-def _band(b: Any, fmt: str, figure: float | None = None) -> str:
+def _band(b: Any, fmt: str, figure: float | None = None, target: float | None = None) -> str:
     """' (0.91 to 1.40)', ' (up to 877)' where its low end reads as the `figure` (a latency band with no
-    faster run and no band of its kind: '463 ms (463 to 877)' read as if it could not be faster), or ''."""
+    faster run and no band of its kind: '463 ms (463 to 877)' read as if it could not be faster), or '';
+    an end that would read as the `target` without being it to more decimals ('(15.2 to 29.96)')."""
     if not b:
         return ""
+    low, high = (_edge(x, fmt, target) for x in b[:2])
     if rises_only(b, figure, fmt):
-        return f" (up to {format(b[1], fmt)})"
-    return f" ({format(b[0], fmt)} to {format(b[1], fmt)})"
+        return f" (up to {high})"
+    return f" ({low} to {high})"
+
+
+def _edge(x: float, fmt: str, target: float | None) -> str:
+    """`x` in `fmt` (',.0f', '.1f'), to more decimals where it would read as `target` (`places_apart`)."""
+    places = int(fmt.rstrip("f").split(".")[-1])
+    return f"{x:{',' if ',' in fmt else ''}.{places_apart(x, target, places)}f}"
 
 
 def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
@@ -58,8 +67,12 @@ def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
     bands = class_bands(row, reruns)
     for name, c in row["classes_at_slo"].items():
         p = pct_label(c["percentile"])
-        ttft = f"TTFT {p} {_ms(c['ttft_ms'])}{_band(bands[name][0], ',.0f', c['ttft_ms'])}"
-        tpot = f"TPOT {p} {_ms(c['tpot_ms'])}{_band(bands[name][1], '.1f', c['tpot_ms'])}"
+        aim = (
+            c["ttft_target_ms"],
+            c["tpot_target_ms"],
+        )  # a figure or an end that would read as one says more
+        ttft = f"TTFT {p} {_ms(c['ttft_ms'], aim[0])}{_band(bands[name][0], ',.0f', c['ttft_ms'], aim[0])}"
+        tpot = f"TPOT {p} {_ms(c['tpot_ms'], aim[1])}{_band(bands[name][1], '.1f', c['tpot_ms'], aim[1])}"
         ttft += f" (target {plain(c['ttft_target_ms'])} ms)"
         tpot += f" (target {plain(c['tpot_target_ms'])} ms)"
         parts.append((f"{name}: " if many else "") + f"{ttft}, {tpot}")

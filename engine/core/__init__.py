@@ -40,6 +40,7 @@ _API = {
     "count3": "engine.core.numbers",
     "directed": "engine.core.numbers",
     "figures": "engine.core.numbers",
+    "places_apart": "engine.core.numbers",
 }
 _RENAMED = {"BOUNDS_TABLE": "TABLE"}
 
@@ -63,6 +64,7 @@ __all__ = [
     "directed",
     "figures",
     "format_validation_error",
+    "places_apart",
     "rate2",
     "store_upload",
     "unpack_upload",
@@ -88,4 +90,4 @@ if TYPE_CHECKING:
     from engine.core.bounds import TABLE as BOUNDS_TABLE
     from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload, unpack_upload
     from engine.core.errors import ScenarioError, format_validation_error
-    from engine.core.numbers import count3, directed, rate2
+    from engine.core.numbers import count3, directed, places_apart, rate2

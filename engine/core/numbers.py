@@ -77,6 +77,17 @@ def count3(v: float) -> str:
     return f"{v:,.1f}" if abs(round(v, 2)) >= 10 else f"{v:,.2f}"
 
 
+def places_apart(v: float | None, target: float | None, places: int, most: int = 3) -> int:
+    """The decimals to write `v` with so that it does not read as its `target` unless it is the target:
+    `places`, or more up to `most` ('TPOT p90 30.0 ms' against a target of 30.0 ms read as a pass and a
+    fail alike, where it was 29.96: a browser review)."""
+    if v is None or target is None or v == target or not (math.isfinite(v) and math.isfinite(target)):
+        return places
+    while places < most and f"{v:,.{places}f}" == f"{target:,.{places}f}":
+        places += 1
+    return places
+
+
 def plain(x: float) -> str:
     """A number as ',g' writes it, but never with an exponent above a million: '30', '1,000', '0.5',
     '3,600,000' (a one-hour TTFT target read '3.6e+06 ms': a CLI review)."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engine.catalog.entries import Catalog
+from engine.core.numbers import places_apart
 from engine.planning.candidates import SearchSpace, on_window
 from engine.planning.objective import best, better, row_value, value_text
 from engine.planning.plan import Plan, plan
@@ -97,13 +98,21 @@ class Check:
         )
         p_ttft, ttft, of_ttft = self.nearest("ttft") or (pct, ttft, of_ttft)
         p_tpot, tpot, of_tpot = self.nearest("tpot") or (pct, tpot, of_tpot)
+        ttft_ms, tpot_ms = _ms(ttft, self.target_of("ttft", ttft)), _ms(tpot, self.target_of("tpot", tpot))
         if mark is None:
-            return f"TTFT {p_ttft} {_ms(ttft)}{of_ttft}, TPOT {p_tpot} {_ms(tpot)}{of_tpot}"
+            return f"TTFT {p_ttft} {ttft_ms}{of_ttft}, TPOT {p_tpot} {tpot_ms}{of_tpot}"
         sep = "; " if self.grows_rps is not None else ", "  # (a comma follows a TTFT's mark)
         level = self.grows_rps is not None and self.tpot_grows_rps is None  # a TPOT that stays level
         ttft_level = self.grows_rps is not None and self.ttft_grows_rps is None  # a TTFT that does
-        ttft_text = mark(f"TTFT {p_ttft} {_ms(ttft)}{of_ttft}", self.ttft_grows_rps, ttft_level)
-        return f"{ttft_text}{sep}{mark(f'TPOT {p_tpot} {_ms(tpot)}{of_tpot}', self.tpot_grows_rps, level)}"
+        ttft_text = mark(f"TTFT {p_ttft} {ttft_ms}{of_ttft}", self.ttft_grows_rps, ttft_level)
+        return f"{ttft_text}{sep}{mark(f'TPOT {p_tpot} {tpot_ms}{of_tpot}', self.tpot_grows_rps, level)}"
+
+    def target_of(self, kind: str, value: float | None) -> float | None:
+        """The target of the class whose `kind` (ttft, tpot) figure is `value` (`classes`), None where unknown."""
+        for c in (self.classes or {}).values():
+            if value is not None and c.get(f"{kind}_ms") == value:
+                return c.get(f"{kind}_target_ms")
+        return None
 
     def nearest(self, kind: str) -> tuple[str, float, str] | None:
         """("p90", its figure, " (chat, of the classes the nearest to its target)"): of two classes or more, the
@@ -302,8 +311,11 @@ def _best_value(p: Plan) -> float | None:
     return row_value({str(k): v for k, v in p.runs.iloc[p.best_run].items()}, p.objective)
 
 
-def _ms(v: float | None) -> str:
-    return "n/a" if v is None or v != v else f"{v:,.0f} ms" if v >= 100 else f"{v:.1f} ms"
+def _ms(v: float | None, target: float | None = None) -> str:
+    """'13.2 ms', '444 ms'; to more decimals where it would read as its `target` and is not (`places_apart`)."""
+    if v is None or v != v:
+        return "n/a"
+    return f"{v:,.{places_apart(v, target, 0 if v >= 100 else 1)}f} ms"
 
 
 def highest(per_class: Mapping[str, Mapping[str, Any]] | None, key: str) -> str | None:

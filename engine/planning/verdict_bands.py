@@ -245,7 +245,7 @@ def edge_premium_note(table: pd.DataFrame, objective: str) -> str:
     cheapest as modelled, each with that pick and the premium ('' where none). A MoE plan's MI300X row
     read $224.00/h (4P:12D, held slowed) with nothing to say that as modelled 4P:1D passed at $64.00/h
     (an infrastructure engineer's review): the row's cost was almost all margin."""
-    from engine.planning.objective import value_text
+    from engine.planning.objective import best, value_text
 
     said = []
     for r in table.to_dict(orient="records"):
@@ -253,15 +253,14 @@ def edge_premium_note(table: pd.DataFrame, objective: str) -> str:
         if r.get("from_nominal", True) or v is None or not n or v != v or n != n or v <= n * (1 + 1e-9):
             continue
         said.append(
-            f"{r['group']} {value_text(v, objective)} ({r['split']}), as modelled {r['nominal_shape']} "
-            f"{r['nominal_split']} at {value_text(n, objective)} (+{v / n - 1:.0%})"
+            f"{r['group']}'s row, {r['split']} at {value_text(v, objective)}, is {v / n - 1:.0%} above the "
+            f"{best(objective)} that passed as modelled over the planning window ({r['nominal_shape']} "
+            f"{r['nominal_split']} at {value_text(n, objective)}), which does not hold with the chips slowed"
         )
-    if not said:
-        return ""
-    return (
-        "held with every chip at its band's pessimistic edge only past the cheapest that passed as modelled "
-        "over the planning window: " + "; ".join(said)
-    )
+    # one clause per row, each saying which is which: "held with every chip at its band's pessimistic edge
+    # only past the cheapest that passed as modelled ...: h100-sxm $24.90/h (3P:2D), as modelled ..." was
+    # hard to parse (a browser review)
+    return "; ".join(said) + " (the rows hold with every chip at its band's pessimistic edge)" if said else ""
 
 
 def holds_note(texts: Iterable[str], risk_aware: bool = True) -> str:

@@ -336,4 +336,7 @@ def test_a_nominal_cheapest_without_a_row_says_so() -> None:
     table = box.dataframe[0].value
     mine = table[table["chip"] == " → ".join(chips)]
     assert len(mine) == 1 and not mine["layout"].iloc[0].endswith(" " + split), (named.group(1), mine)
-    assert "It has no row below: its chips' row is their deployment that held with them slowed." in said[0]
+    assert (
+        "The table below has no row for it: each chip's row is the deployment of that chip that held slowed."
+        in said[0]
+    )

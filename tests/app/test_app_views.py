@@ -195,6 +195,29 @@ def test_a_verdict_latency_band_reads_in_its_figures_unit() -> None:
     assert _ms_band(None, 12.0) == "" and _ms_band([1.0, 2.0], None) == ""
 
 
+def test_a_latency_that_would_read_as_its_target_says_which_side_it_is_on() -> None:
+    """'TPOT p90 21.2 ms (15.2 to 30.0) (target 30.0 ms)' and the margin's 'TPOT p90 30.0 ms' read as a
+    pass and a fail alike, where the slowed run's TPOT was 29.96 ms (a browser review): a figure or a
+    band's end that rounds to its target without being it takes more decimals, in every place it is said."""
+    from engine.cli.plan_verdict import _band, _ms
+    from engine.core.numbers import places_apart
+    from engine.planning.margin import Check
+    from ui.plan_verdict import _apart, _ms_band
+
+    assert [places_apart(v, 30.0, 1) for v in (29.96, 30.04, 30.0, 21.2)] == [2, 2, 1, 1]
+    assert places_apart(999.6, 1000.0, 0) == 1 and places_apart(29.96, None, 1) == 1
+    assert _ms_band([15.2, 29.96], 21.2, 30.0) == " (15.2 to 29.96)" and _apart(29.96, 30.0) == "29.96 ms"
+    assert _ms_band([15.2, 29.96], 21.2) == " (15.2 to 30.0)"  # no target known: as before
+    assert _band([15.2, 29.96], ".1f", 21.2, 30.0) == " (15.2 to 29.96)" and _ms(29.96, 30.0) == "29.96 ms"
+    assert _ms(1000.4, 1000.0) == "1,000.4 ms" and _ms(30.0, 30.0) == "30.0 ms"
+    one = {"chat": {"ttft_ms": 444.0, "ttft_target_ms": 1000.0, "tpot_ms": 29.96, "tpot_target_ms": 30.0}}
+    check = Check(
+        run=0, passes=True, slo_attainment=0.865, goodput_rps=19.1, ttft_ms_p90=444.0, tpot_ms_p90=29.96,
+        ttft_ms_at_slo=444.0, tpot_ms_at_slo=29.96, classes=one,
+    )  # fmt: skip
+    assert check.latency_text() == "TTFT p90 444 ms, TPOT p90 29.96 ms"
+
+
 def test_cost_parts_add_up(run: SimResult) -> None:
     parts = bill.cost_parts(run.summary)
     assert parts["share"].sum() == pytest.approx(1.0)

@@ -77,7 +77,9 @@ def test_a_row_that_holds_at_the_edge_only_at_a_premium_says_its_cheapest_as_mod
         },
     ]
     said = edge_premium_note(pd.DataFrame(rows), "usd_per_hour")
-    assert said.endswith(
-        ": mi300x $224.00/h (4P:12D), as modelled mi300x tp4 -> mi300x tp1 dp16 ep16 4P:1D at $64.00/h (+250%)"
+    assert said == (
+        "mi300x's row, 4P:12D at $224.00/h, is 250% above the cheapest that passed as modelled over the planning "
+        "window (mi300x tp4 -> mi300x tp1 dp16 ep16 4P:1D at $64.00/h), which does not hold with the chips slowed "
+        "(the rows hold with every chip at its band's pessimistic edge)"
     )
     assert "b200" not in said and edge_premium_note(pd.DataFrame(rows[:1]), "usd_per_hour") == ""
