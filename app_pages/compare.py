@@ -449,11 +449,7 @@ if spreads[0] is not None and spreads[1] is not None:
     cliffs = [f"A and B: {notes['A']}"] if same_note else [f"{side}: {n}" for side, n in notes.items()]
     with spread_note.container():
         st.caption(
-            plain(
-                margin.spread_caption(spreads[1], " (A and B)")
-                if same
-                else f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}"
-            )
+            plain(margin.spread_caption(spreads[1], " (A and B)") if same else margin.pair_caption(*spreads))
         )
         # a load on a cliff, where the chips' real speed alone decides the SLO: said, not small print
         if cliffs:

@@ -91,6 +91,22 @@ def fmt_rps(v: float | None) -> str:
     return f"{v:,.2f} req/s"
 
 
+def _shown(key: str, v: float | None) -> float | None:
+    """A strip figure as it reads: goodput from 1 req/s at its two decimals (`fmt_rps`), so that its change
+    is the change of the figures shown (`rps_change`); any other figure as it is."""
+    if key == "goodput_rps" and v is not None and math.isfinite(v) and abs(v) >= 1:
+        return round(v, 2)
+    return v
+
+
+def rps_change(change: float, value: float | None) -> str:
+    """A change of a rate to the decimals its value is shown with (`fmt_rps`): '0.45 req/s' between 16.09
+    and 15.64, where '0.442' read more precise than the figures it came from (a browser review)."""
+    if value is not None and math.isfinite(value) and abs(value) >= 1:
+        return f"{change:,.2f} req/s"
+    return fmt_rps(change)
+
+
 def fmt_count(v: float | None) -> str:
     """A positive quantity to three significant figures, with thousands separators: 2,380, 31.4, 2.05."""
     if v is None or not math.isfinite(v):
@@ -254,7 +270,7 @@ STRIP: tuple[tuple[str, str, Any, Any, bool], ...] = (
     (LABELS["ttft_p99_ms"], "ttft_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 0), True),
     (LABELS["tpot_p99_ms"], "tpot_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 1), True),
     (LABELS["slo_attainment"], "slo_attainment", fmt_pct, lambda d, v: f"{d * 100:.1f} pts", False),
-    (LABELS["goodput_rps"], "goodput_rps", lambda v: fmt_rps(v or 0.0), lambda d, v: fmt_rps(d), False),
+    (LABELS["goodput_rps"], "goodput_rps", lambda v: fmt_rps(v or 0.0), lambda d, v: rps_change(d, v), False),
     (LABELS["usd_per_request"], "usd_per_request", fmt_usd, usd_change, True),
     (LABELS["usd_per_million_output_tokens"], "usd_per_million_output_tokens", fmt_usd, usd_change, True),
 )
@@ -354,7 +370,7 @@ def strip_rows(
     worse = (slo is not None and slo <= -SLO_FALL_PTS) or shortfall_rps is not None
     rows = []
     for label, key, fmt, dfmt, lower in STRIP:
-        d = _delta(now.get(key), prev.get(key))
+        d = _delta(_shown(key, now.get(key)), _shown(key, prev.get(key)))
         change = ""
         if d is not None and shows_change(text := dfmt(abs(d), now.get(key))):
             good = (d < 0) == lower

@@ -57,13 +57,31 @@ def spread(result: SimResult) -> RunSpread | None:
         return None
 
 
-def spread_caption(sp: RunSpread, whose: str = "") -> str:
-    """What the headline bands are, with the edges each chip was moved to (`whose`: ' (A and B)')."""
-    chips = ", ".join(
+def _chips(sp: RunSpread) -> str:
+    """'h100-sxm +32% / −19%': the edges each chip of a spread was moved to ('' where none has a band)."""
+    return ", ".join(
         f"{chip} {sp.slowdown[chip]:+.0%} / {sp.speedup.get(chip, 0.0):+.0%}" for chip in sp.slowdown
     )
+
+
+def spread_caption(sp: RunSpread, whose: str = "") -> str:
+    """What the headline bands are, with the edges each chip was moved to (`whose`: ' (A and B)')."""
+    chips = _chips(sp)
     if not chips:
         return f"No chip of this run{whose} has a band: its figures carry none."
+    return _caption(whose, chips)
+
+
+def pair_caption(a: RunSpread, b: RunSpread) -> str:
+    """`spread_caption` of Compare's two sides, the explanation once with each side's chips: it read twice,
+    about eighty words each, where only the chips differed (a browser review)."""
+    ca, cb = _chips(a), _chips(b)
+    if ca and cb:
+        return _caption(" (A and B)", f"A: {ca}; B: {cb}")
+    return f"{spread_caption(a, ' (A)')} {spread_caption(b, ' (B)')}"
+
+
+def _caption(whose: str, chips: str) -> str:
     return (
         f"Bands{whose}: how each figure moves when the same requests run with every chip at the pessimistic "
         f"and at the optimistic edge of its throughput band (iteration time {chips}); TTFT and TPOT keep at least "

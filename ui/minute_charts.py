@@ -69,6 +69,8 @@ def per_pool(
                 line={
                     "color": charts.POOL_COLORS[i % len(charts.POOL_COLORS)],
                     "width": (3.5 if i == 0 else 1.75) if several else 2,
+                    # and dashed over it: a solid orange line on the blue one still hid it (a browser review)
+                    "dash": "solid" if i == 0 else "dash",
                 },
                 line_shape="hv",
                 hovertemplate=f"{pool}: {hover}<extra></extra>",

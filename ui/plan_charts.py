@@ -64,10 +64,9 @@ def pareto_chart(
     fig = go.Figure()
     rows = runs.replace([np.inf, -np.inf], np.nan).dropna(subset=[x, y])
     front = rows[rows[frontier]].sort_values(x)
-    line = {"color": "gray", "dash": "dot"}
-    fig.add_trace(
-        go.Scatter(x=front[x], y=front[y], mode="lines", name="Pareto frontier", line=line, hoverinfo="skip")
-    )
+    if len(front) > 1:  # one point draws no line: its legend entry stood for nothing drawn (a browser review)
+        dotted = {"mode": "lines", "line": {"color": "gray", "dash": "dot"}, "hoverinfo": "skip"}
+        fig.add_scatter(x=front[x], y=front[y], name="Pareto frontier", **dotted)
     hover = (
         "<b>%{customdata[1]}</b> %{customdata[2]}<br>$%{customdata[3]:,.2f}/h, "
         "goodput %{customdata[4]:,.2f} req/s<br>"

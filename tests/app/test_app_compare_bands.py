@@ -62,3 +62,17 @@ def test_a_call_inside_the_band_on_other_chips_is_said_under_the_table() -> None
         and said[0].startswith("TPOT")
         and "'Check the comparison' below reruns both" in said[0]
     )
+
+
+def test_the_bands_explanation_reads_once_for_two_sides_on_other_chips() -> None:
+    """On chat-hetero-h20 against its counterpart the bands' explanation read twice, 'Bands (A): ...' and
+    'Bands (B): ...', about eighty words each where only the chips differed (a browser review): once, with
+    each side's chips."""
+    from tests.app.harness import app, short, text_of
+
+    at = app("compare", short("chat-hetero-h20"))
+    assert not at.exception, [e.value for e in at.exception]
+    said = [text_of(c.value) for c in at.caption if "how each figure moves" in text_of(c.value)]
+    assert len(said) == 1 and said[0].count("how each figure moves") == 1, said
+    assert said[0].startswith("Bands (A and B):") and "iteration time A: " in said[0] and "; B: " in said[0]
+    assert "h20" in said[0].split("; B: ")[0] and "h20" not in said[0].split("; B: ")[1].split(")")[0]

@@ -24,6 +24,18 @@ def test_the_live_strip_drops_arrows_that_round_to_zero() -> None:
     assert rows["SLO attainment"] == ""
 
 
+def test_a_goodput_change_is_the_change_of_the_figures_shown() -> None:
+    """Goodput read 16.09 then 15.64 req/s with the change '▼0.442 req/s', more precise than the figures it
+    came from (a browser review): the change of the two figures as shown, to their decimals."""
+    rows = {
+        label: (v, change)
+        for label, v, change in strip_rows({"goodput_rps": 15.6437}, {"goodput_rps": 16.0857})
+    }
+    assert rows["Goodput"][0] == "15.64 req/s" and "▼0.45 req/s" in rows["Goodput"][1], rows
+    small = {label: c for label, _, c in strip_rows({"goodput_rps": 0.0314}, {"goodput_rps": 0.0424})}
+    assert "▼0.011 req/s" in small["Goodput"]  # under 1 req/s, three significant figures as the value's
+
+
 def test_a_latency_that_grew_with_its_run_is_no_baseline() -> None:
     """Back at 16 req/s after an overloaded 40, the strip read '810 ms ▼197,379 ms' beside a previous
     '≥ 198.2 s', a figure set by the run's length (a walkthrough): no change against it."""

@@ -79,6 +79,12 @@ def test_failing_runs_are_grey_crosses_off_the_frontier() -> None:
     star = fig.data[-1]
     assert star.name.startswith("chosen") and star.hoverinfo != "skip"
     assert selected_run({"selection": {"points": [{"customdata": list(star.customdata[0])}]}}) == 1
+    # a frontier of one point draws no line, so it has no legend entry (one stood for nothing drawn: a review)
+    lone = passing_frontiers(frame.assign(passes=[False, True, False, False]))
+    fig = pareto_chart(
+        lone, "usd_per_hour", "goodput_rps", "on_cost_frontier", title="t", x_title="x", y_title="y"
+    )
+    assert "Pareto frontier" not in {t.name for t in fig.data}
 
 
 def test_clicked_point_is_read_from_the_selection_event() -> None:

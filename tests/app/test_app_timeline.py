@@ -34,6 +34,11 @@ def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
     (demand,) = [t for t in fig.data if t.yaxis == "y2"]
     assert list(demand.y)[:kept] == pytest.approx([n * 60.0 / over["bin_s"] for n in over["requests"][:kept]])
     assert sum(demand.y[:kept]) * over["bin_s"] / 60.0 == pytest.approx(run.summary["requests"]["total"])
+    # room above both: a fixed pool at the axis's top was cut in half under the arrivals' line, and the
+    # second pool's line (dashed over the first's wider one) hid the first where they were equal (a review)
+    most = max(max(v[:kept]) for v in over["instances"].values())
+    assert fig.layout.yaxis.range[1] > most and fig.layout.yaxis2.range[1] > max(demand.y)
+    assert lines[0].line.dash == "solid" and lines[1].line.dash == "dash"
     marks = {t.name: len(t.x) for t in fig.data if t.mode == "markers"}
     ups = sum(1 for _, _, a in over["events"] if a == "request")
     assert marks.get("scale-up requested", 0) == ups > 0
@@ -51,6 +56,10 @@ def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
         "Worst minute, SLO",
         "Peak power",
     ]
+    # the bill's help says its drain, so it is not read as the cost per hour times the window (a review)
+    bill = next(h for label, _, h in timeline.figures(over, run.summary) if label == "Bill for the run")
+    drain = timeline.drain_s(over)
+    assert drain > 0.5 and f"the 900 s window and {drain:,.0f} s of drain" in bill, bill
 
 
 def _over(values: list[float | None], target: float = 0.9) -> dict[str, object]:
