@@ -182,8 +182,26 @@ def _drain_said(doc: dict[str, Any]) -> str:
     """', billed to its end: the 32 s drain after the window included' where the run outlasted its window: the
     per-request and per-token costs divide that bill (a review read $2.10 per M where $/h over the window's
     tokens gives $2.00)."""
-    drain = float(doc.get("drain_end_s") or 0.0) - float(doc.get("window_s") or 0.0)
-    return f", billed to its end: the {drain:,.0f} s drain after the window included" if drain >= 0.5 else ""
+    window = float(doc.get("window_s") or 0.0)
+    drain = float(doc.get("drain_end_s") or 0.0) - window
+    if drain < 0.5:
+        return ""
+    said = f", billed to its end: the {drain:,.0f} s drain after the window included"
+    # a drain of a twentieth of the window or more moves the costs per token: the window's own said beside
+    # them, since a 60 s run read $3.08 per M where an hour's read $2.07 (a review); not for a run that
+    # falls behind, whose token rate is over the span it served
+    tokens = (doc.get("throughput_tokens_per_s") or {}).get("output")
+    if drain >= DRAIN_SAID_SHARE * window and tokens and not sustain.saturated(doc):
+        per_m = doc["cost"]["usd_per_hour"] / (tokens * 3600.0) * 1e6
+        said += (
+            f"; over the window alone ${figures(per_m, 3)} per million output tokens, as a longer run nears"
+        )
+    return said
+
+
+DRAIN_SAID_SHARE = 0.05
+"""A drain this share of the window or longer has the window's own cost per token said beside the bill's
+(assumption: under a twentieth it moves the cost per token by under 5%)."""
 
 
 def _price_lines(c: dict[str, Any]) -> list[str]:

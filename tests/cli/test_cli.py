@@ -531,7 +531,14 @@ def test_the_cost_line_says_the_bill_runs_to_the_drains_end(capsys: pytest.Captu
     )
     assert main(["run", "chat-disaggregated", "--set", "duration_s=60"]) == 0
     cost = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cost: "))
-    assert f"for the run, billed to its end: the {drain:,.0f} s drain after the window included)" in cost
+    window_alone = doc["cost"]["usd_per_hour"] / (doc["throughput_tokens_per_s"]["output"] * 3600) * 1e6
+    assert (
+        f"for the run, billed to its end: the {drain:,.0f} s drain after the window included; over the window "
+        f"alone ${window_alone:.2f} per million output tokens, as a longer run nears)" in cost
+    )  # a 60 s run's $3.08 per M beside an hour's $2.07, unexplained (a review): the window's own said
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=3600"]) == 0  # a drain under 5%: not
+    cost = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cost: "))
+    assert "drain after the window included)" in cost and "window alone" not in cost
 
 
 def test_a_passing_class_whose_band_reaches_past_its_target_says_so(
