@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.core import format_apart, target_of
 from engine.planning import (
     band_take_in,
     holds_with_margin,
@@ -22,9 +23,10 @@ from engine.planning import (
 )
 
 
-def range_text(b: Any, fmt: str, to: str = " to ") -> str:
-    """' (786 to 1,039)': a band's two ends in `fmt`, '' for none."""
-    return "" if not b else f" ({format(b[0], fmt)}{to}{format(b[1], fmt)})"
+def range_text(b: Any, fmt: str, to: str = " to ", target: float | None = None) -> str:
+    """' (786 to 1,039)': a band's two ends in `fmt` (an end that would read as the `target` without being it
+    to more decimals), '' for none."""
+    return "" if not b else f" ({format_apart(b[0], fmt, target)}{to}{format_apart(b[1], fmt, target)})"
 
 
 PER_CHIP = {
@@ -61,15 +63,15 @@ layouts (expert parallelism) still push the last columns out of view, the row's 
 pinned while the table scrolls to them."""
 
 
-def _spread(b: Any, fmt: str, figure: float | None = None) -> str:
+def _spread(b: Any, fmt: str, figure: float | None = None, target: float | None = None) -> str:
     """A table cell's band ' (786–1,039)', none where both ends read alike ('1,039 (1,039–1,039)'), and
     ' (up to 1,333)' where its low end reads as the `figure`, as the verdict's sentence says it (a latency
     with no faster run and no band of its kind: '431 (431–1,333)' read as if it could not be lower)."""
     if reads_alike(b, fmt):
         return ""
     if rises_only(b, figure, fmt):
-        return f" (up to {format(b[1], fmt)})"
-    return range_text(b, fmt, "–")
+        return f" (up to {format_apart(b[1], fmt, target)})"
+    return range_text(b, fmt, "–", target)
 
 
 def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFrame:
@@ -99,14 +101,19 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
             ]
 
     def banded(col: str, fmt: str) -> list[str]:
-        who = _whose(t, col.removesuffix("_at_slo")) if col.endswith("_at_slo") else [("", None)] * len(t)
+        key = col.removesuffix("_at_slo")
+        who = _whose(t, key) if col.endswith("_at_slo") else [("", None)] * len(t)
+        per = t["classes_at_slo"] if "classes_at_slo" in t and col.endswith("_at_slo") else [None] * len(t)
+        aims = [
+            target_of(c, key, v) for c, v in zip(per, t[col], strict=True)
+        ]  # (held apart from its target)
         return [
             "n/a"
             if v is None or v != v
             # a named class's figure takes that class's band, as the sentence above says it (the column's
             # band, of every class, read 15.1-31.3 beside the sentence's batch 16.2 to 31.3: a review)
-            else f"{w}{format(v, fmt)}{_spread(own if own is not None else b, fmt, v)}"
-            for v, b, (w, own) in zip(t[col], t[f"{col}_band"], who, strict=True)
+            else f"{w}{format_apart(v, fmt, aim)}{_spread(own if own is not None else b, fmt, v, aim)}"
+            for v, b, (w, own), aim in zip(t[col], t[f"{col}_band"], who, aims, strict=True)
         ]
 
     fails = ~t["verified"].astype(bool) & ~t["verified_by"].str.startswith("planning")

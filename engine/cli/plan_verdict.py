@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from engine.core.numbers import places_apart, plain
+from engine.core.numbers import format_apart, places_apart, plain
 from engine.planning.objective import BILLED, COLUMN, OBJECTIVES, value_text
 from engine.planning.verdict_bands import (
     SAME_AT_EDGES,
@@ -45,16 +45,10 @@ def _band(b: Any, fmt: str, figure: float | None = None, target: float | None = 
     an end that would read as the `target` without being it to more decimals ('(15.2 to 29.96)')."""
     if not b:
         return ""
-    low, high = (_edge(x, fmt, target) for x in b[:2])
+    low, high = (format_apart(x, fmt, target) for x in b[:2])
     if rises_only(b, figure, fmt):
         return f" (up to {high})"
     return f" ({low} to {high})"
-
-
-def _edge(x: float, fmt: str, target: float | None) -> str:
-    """`x` in `fmt` (',.0f', '.1f'), to more decimals where it would read as `target` (`places_apart`)."""
-    places = int(fmt.rstrip("f").split(".")[-1])
-    return f"{x:{',' if ',' in fmt else ''}.{places_apart(x, target, places)}f}"
 
 
 def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:

@@ -41,6 +41,8 @@ _API = {
     "directed": "engine.core.numbers",
     "figures": "engine.core.numbers",
     "places_apart": "engine.core.numbers",
+    "format_apart": "engine.core.numbers",
+    "target_of": "engine.core.numbers",
 }
 _RENAMED = {"BOUNDS_TABLE": "TABLE"}
 
@@ -63,10 +65,12 @@ __all__ = [
     "count3",
     "directed",
     "figures",
+    "format_apart",
     "format_validation_error",
     "places_apart",
     "rate2",
     "store_upload",
+    "target_of",
     "unpack_upload",
 ]
 
@@ -90,4 +94,4 @@ if TYPE_CHECKING:
     from engine.core.bounds import TABLE as BOUNDS_TABLE
     from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload, unpack_upload
     from engine.core.errors import ScenarioError, format_validation_error
-    from engine.core.numbers import count3, directed, places_apart, rate2
+    from engine.core.numbers import count3, directed, format_apart, places_apart, rate2, target_of

@@ -77,15 +77,33 @@ def count3(v: float) -> str:
     return f"{v:,.1f}" if abs(round(v, 2)) >= 10 else f"{v:,.2f}"
 
 
-def places_apart(v: float | None, target: float | None, places: int, most: int = 3) -> int:
+def places_apart(v: float | None, target: float | None, places: int, most: int = 6) -> int:
     """The decimals to write `v` with so that it does not read as its `target` unless it is the target:
     `places`, or more up to `most` ('TPOT p90 30.0 ms' against a target of 30.0 ms read as a pass and a
-    fail alike, where it was 29.96: a browser review)."""
+    fail alike, where it was 29.96: a browser review; at three, 29.99956 still read '30.000')."""
     if v is None or target is None or v == target or not (math.isfinite(v) and math.isfinite(target)):
         return places
     while places < most and f"{v:,.{places}f}" == f"{target:,.{places}f}":
         places += 1
     return places
+
+
+def format_apart(x: float, fmt: str, target: float | None) -> str:
+    """`format(x, fmt)` for a fixed-point `fmt` (',.0f', '.1f'), to more decimals where it would read as its
+    `target` without being it (`places_apart`)."""
+    places = int(fmt.rstrip("f").rsplit(".", 1)[-1])
+    return f"{x:{',' if ',' in fmt else ''}.{places_apart(x, target, places)}f}"
+
+
+def target_of(per_class: Any, key: str, value: float | None) -> float | None:
+    """The target of the class whose `key` (ttft_ms, tpot_ms) figure is `value` in a row's `classes_at_slo`
+    (None where none is, or unknown): the figure a latency that rounds onto it is held apart from."""
+    if not isinstance(per_class, dict) or value is None:
+        return None
+    for c in per_class.values():
+        if isinstance(c, dict) and c.get(key) == value:
+            return c.get(f"{key.removesuffix('_ms')}_target_ms")
+    return None
 
 
 def plain(x: float) -> str:

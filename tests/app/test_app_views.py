@@ -210,6 +210,12 @@ def test_a_latency_that_would_read_as_its_target_says_which_side_it_is_on() -> N
     assert _ms_band([15.2, 29.96], 21.2) == " (15.2 to 30.0)"  # no target known: as before
     assert _band([15.2, 29.96], ".1f", 21.2, 30.0) == " (15.2 to 29.96)" and _ms(29.96, 30.0) == "29.96 ms"
     assert _ms(1000.4, 1000.0) == "1,000.4 ms" and _ms(30.0, 30.0) == "30.0 ms"
+    assert _ms(29.99956, 30.0) == "29.9996 ms"  # at three decimals it still read '30.000' (a browser check)
+    from engine.core import format_apart, target_of
+
+    assert format_apart(29.99956, ",.1f", 30.0) == "29.9996" and format_apart(1234.4, ",.0f", None) == "1,234"
+    per = {"chat": {"tpot_ms": 29.96, "tpot_target_ms": 30.0, "ttft_ms": 700.0, "ttft_target_ms": 1000.0}}
+    assert target_of(per, "tpot_ms", 29.96) == 30.0 and target_of(per, "ttft_ms", 29.96) is None
     one = {"chat": {"ttft_ms": 444.0, "ttft_target_ms": 1000.0, "tpot_ms": 29.96, "tpot_target_ms": 30.0}}
     check = Check(
         run=0, passes=True, slo_attainment=0.865, goodput_rps=19.1, ttft_ms_p90=444.0, tpot_ms_p90=29.96,
