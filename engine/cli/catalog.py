@@ -148,7 +148,7 @@ def _no_build(h: dict[str, Any], stack: str) -> str:
     groq-lpu under vLLM, as `plan` did, where `emit --stack vllm` refuses it)."""
     from engine.planning.emit import no_build
 
-    if not no_build(stack, str(h["vendor"]), bool(h["illustrative"])):
+    if not no_build(stack, str(h["vendor"]), bool(h["illustrative"]), str(h.get("class", "GPU"))):
         return ""
     return f"; {confidence.stack_name(stack)} has no build for it (emit refuses it): modelled with a profile by rule"
 

@@ -52,6 +52,10 @@ def scenario_notes(
             out.append(f"warmup_s ({scenario.warmup_s:g}) is not used by {kind}: its whole run is measured")
     if crossing := vendor_crossing_note(scenario):  # `emit` alone said it (a hardware strategist's review)
         out.append(crossing)
+    if scenario.deployment.stack == "vllm" and not scenario.batching().chunked_prefill:  # (`emit` said it)
+        from engine.planning.emit_facts import unchunked_start_note
+
+        out += [n] if (n := unchunked_start_note(scenario)) else []
     return out + span_notes(scenario)
 
 

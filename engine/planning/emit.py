@@ -51,11 +51,21 @@ ROCm, TPU and Gaudi). A chip of another vendor (Groq's LPU, SambaNova's RDU, an 
 refused: `emit` wrote 'vllm serve ... --tensor-parallel-size 64' for 576 LPUs (a review)."""
 
 
-def no_build(stack: str, vendor: str, illustrative: bool = False) -> bool:
-    """Whether `stack` has no build for a chip of `vendor` that a run still models with a profile by rule
-    (vLLM's or SGLang's; TensorRT-LLM's own mark says 'not run by', `stacks.runs_only_on`). What-if chips
-    (`illustrative`) are said to be so instead. The catalog and `plan`'s notes name such chips."""
-    return stack in ("vllm", "sglang") and vendor not in RUNS_ON[stack] and not illustrative
+NO_BUILD_CLASSES = frozenset({"FPGA", "CGRA", "Dataflow"})
+"""Chip classes no stack of `RUNS_ON` builds for, whatever the vendor: `emit --stack vllm` wrote 'vllm serve'
+for an AMD Alveo FPGA as "vLLM's ROCm build", which runs on AMD's Instinct GPUs only (a review)."""
+
+
+def has_build(stack: str, vendor: str, kind: str = "GPU") -> bool:
+    """Whether `stack` has a build for a chip of `vendor` and class `kind` (`RUNS_ON`, `NO_BUILD_CLASSES`)."""
+    return vendor in RUNS_ON[stack] and kind not in NO_BUILD_CLASSES
+
+
+def no_build(stack: str, vendor: str, illustrative: bool = False, kind: str = "GPU") -> bool:
+    """Whether `stack` has no build for a chip of `vendor` (and class `kind`) that a run still models with a
+    profile by rule (vLLM's or SGLang's; TensorRT-LLM's own mark says 'not run by', `stacks.runs_only_on`).
+    What-if chips (`illustrative`) are said to be so instead. The catalog and `plan`'s notes name such chips."""
+    return stack in ("vllm", "sglang") and not has_build(stack, vendor, kind) and not illustrative
 
 
 ROUTERS = {
@@ -291,10 +301,11 @@ def emit(scenario: Scenario, stack: str) -> Emitted:
     f = facts(scenario, {p.spec.name: p.instance.kv_capacity_tokens // p.instance.dp for p in resolved.pools})
     index = {p.name: i for i, p in enumerate(scenario.deployment.pools)}  # (facts leave edge pools out)
     for pool in f.pools:
-        if pool.vendor not in RUNS_ON[stack]:
+        if not has_build(stack, pool.vendor, pool.kind):
             raise ScenarioError(
                 f"deployment.pools[{index[pool.name]}].hardware: {stack} has no build for {pool.hardware_id} "
-                f"({pool.vendor}); it runs on {', '.join(sorted(RUNS_ON[stack]))} chips"
+                f"({pool.vendor} {pool.kind}); it runs on {', '.join(sorted(RUNS_ON[stack]))} chips, not on "
+                "FPGAs, CGRAs or dataflow parts"
             )
     if stack in ("dynamo", "llm-d"):
         return _manifest(f, stack)  # type: ignore[arg-type]

@@ -39,6 +39,9 @@ class PoolFacts:
     chips_per_instance: int
     hardware_id: str
     vendor: str
+    kind: str = "GPU"
+    """The chip's class (`HardwareSpec.kind`): a stack builds for a vendor's GPUs and accelerators, not its
+    FPGAs (`emit.has_build`)."""
     limits: Limits
     """Its batching limits: the scenario's where set, else the stack's defaults on its chip
     (`Scenario.batching`), as the run gave its instances (`ResolvedPool.limits`)."""
@@ -129,6 +132,7 @@ def _pool(scenario: Scenario, p: Pool) -> PoolFacts:
         chips_per_instance=p.chips_per_instance,
         hardware_id=p.hardware,
         vendor=chip.vendor if chip is not None else "unknown",
+        kind=chip.kind if chip is not None else "GPU",
         limits=scenario.pool_batching(p),
         autoscale=None if p.autoscale is None else (p.autoscale.min_instances, p.autoscale.initial),
         fp8_path=chip is None or "fp8" in chip.tflops,
@@ -182,6 +186,26 @@ def _longest(dist: LengthDist) -> int:
     if dist.kind == "uniform" and dist.high is not None:
         return dist.high
     return dist.max_tokens
+
+
+def unchunked_start_note(scenario: Scenario) -> str | None:
+    """Under vLLM, where a pool's prefill is not chunked and its token budget is under the longest request
+    the workload sends: vLLM refuses to start so (`emit_engines._vllm_refusals`), which `emit` said while
+    `run` and `advise` priced the deployment bare (a review). None elsewhere."""
+    dep = scenario.deployment
+    if dep.stack != "vllm":
+        return None
+    budgets = [lim.token_budget for p in dep.pools if not (lim := scenario.pool_batching(p)).chunked_prefill]
+    if not budgets:
+        return None
+    longest = min(_model(scenario).max_context, longest_request_tokens(scenario))
+    if min(budgets) >= longest:
+        return None
+    return (
+        f"vLLM refuses to start this deployment: with chunked prefill off (deployment.batching.chunked_prefill) "
+        f"its token budget ({min(budgets):,}) must hold the longest request ({longest:,} tokens); the run models "
+        "it anyway. Raise deployment.batching.token_budget to it, or turn chunked prefill on"
+    )
 
 
 def longest_request_tokens(scenario: Scenario) -> int:

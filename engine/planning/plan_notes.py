@@ -334,7 +334,7 @@ def no_build_note(scenario: Scenario, hardware: Sequence[str]) -> list[str]:
     chips = [
         c
         for c in dict.fromkeys(hardware)
-        if (h := cat.hardware.get(c)) is not None and no_build(stack, h.vendor, h.illustrative)
+        if (h := cat.hardware.get(c)) is not None and no_build(stack, h.vendor, h.illustrative, h.kind)
     ]
     if not chips:
         return []
