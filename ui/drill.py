@@ -134,8 +134,15 @@ def fallback_comparison(scenario: Scenario) -> None:
         return
     export.chart(attainment_bars(table), scenario, "fallbacks", title="Fallback policies under the fault")
     config = _columns(table)
-    shown = table.assign(ttft_p90_ms=[drill_ttft_text(r) for r in table.to_dict("records")])
-    shown = shown.drop(columns=["ttft_grows", "shortfall_rps"], errors="ignore")  # said under the table
+    rows = table.to_dict("records")
+    shown = table.assign(
+        ttft_p90_ms=[drill_ttft_text(r) for r in rows],
+        # the scenario's own row marked, as `drill` marks it: what every other page of it simulates
+        fallback=[f"{r['fallback']} (as set)" if r.get("as_set") else r["fallback"] for r in rows],
+    )
+    shown = shown.drop(
+        columns=["ttft_grows", "shortfall_rps", "as_set"], errors="ignore"
+    )  # said under the table
     st.dataframe(stepped(shown, config), hide_index=True, column_config=config)  # type: ignore[arg-type]
     for line in drill_behind_lines(table):  # a TTFT set by the run's length, said (as `drill` says it)
         st.caption(plain(line[:1].upper() + line[1:]) + ".")

@@ -294,13 +294,23 @@ def cmd_drill(args: argparse.Namespace) -> int:
             # a class with no request in the window has no attainment (None): '-', as the other columns
             shown[col] = shown[col].map(lambda v: "-" if v is None or v != v else f"{v:.1%}")
     shown["ttft_p90_ms"] = [ttft_text(r) for r in table.to_dict("records")]
-    shown = shown.drop(columns=["ttft_grows", "shortfall_rps"])  # said below the table
+    shown["fallback"] = [
+        f"{r['fallback']} (as set)" if r["as_set"] else r["fallback"] for r in table.to_dict("records")
+    ]
+    shown = shown.drop(columns=["ttft_grows", "shortfall_rps", "as_set"])  # said below the table
     shown["usd_per_request"] = shown["usd_per_request"].map(
         lambda v: "-" if v is None or v != v else f"{v:.6f}"
     )
     print(f"{scen.name} (seed {scen.seed}): each fallback on the same requests")
     print(shown.to_string(index=False))
     print("ttft_p90_ms is over completed requests; failed and rejected ones have none.")
+    if table["as_set"].any():
+        print("(as set): the scenario's own fallback, what `run` of it simulates.")
+    else:  # its own mix (one class spilling, another waiting) is none of the rows
+        print(
+            "No row is the scenario as set (its own mix of fallback, degrade and each class's overflow): "
+            "`run` simulates that."
+        )
     for line in behind_lines(table):
         print(line)
     if same := unchanged(table):  # as the Strategy page says it

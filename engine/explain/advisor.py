@@ -471,13 +471,22 @@ def _tpot_findings(result: SimResult, res: Resolved, done: pd.DataFrame) -> list
                     )
                 )
             if not mix or own > 1.5:  # a pool's own spread is its iterations' still
+                # without chunking whole prompts stall the decodes: 'a smaller chunk_tokens' advised a knob
+                # that was off (a review)
+                chunked = result.scenario.batching().chunked_prefill
+                what = "prefill chunks share" if chunked else "whole prompts (chunked prefill off) take"
+                knob = (
+                    "a smaller chunk_tokens"
+                    if chunked
+                    else "chunked prefill (deployment.batching.chunked_prefill)"
+                )
                 out.append(
                     Finding(
                         "warning" if tpot_misses or _tpot_near_target(result, tp) else "info",
                         "interference",
-                        f"prefill chunks share iterations with decodes (TPOT p99 is {(own if mix else ratio):.1f}x "
-                        f"its median{' in a pool' if mix else ''}{why}): disaggregating prefill and decode, or a "
-                        "smaller chunk_tokens, would steady TPOT.",
+                        f"{what} iterations with decodes (TPOT p99 is {(own if mix else ratio):.1f}x "
+                        f"its median{' in a pool' if mix else ''}{why}): disaggregating prefill and decode, or "
+                        f"{knob}, would steady TPOT.",
                         {
                             "tpot_p99_over_p50": own if mix else ratio,
                             "tpot_ms_p50": float(tp.median() * 1e3),

@@ -176,8 +176,8 @@ def validate_lifetime(data: Any) -> Lifetime:
         raise ScenarioError("a lifetime must be a table of fields")
     try:
         return Lifetime.model_validate(data)
-    except ValidationError as exc:
-        raise ScenarioError(format_validation_error(exc)) from None
+    except ValidationError as exc:  # with the class: a bound's message names both ends (months read "> 0")
+        raise ScenarioError(format_validation_error(exc, model=Lifetime)) from None
 
 
 def lifetime_names() -> list[str]:
@@ -189,6 +189,12 @@ def load_lifetime(ref: str) -> Lifetime:
     """A lifetime from a .toml file path or a shipped preset's name."""
     path = Path(ref)
     if not (path.suffix == ".toml" and path.is_file()):
+        if (
+            path.suffix == ".toml" or len(path.parts) > 1
+        ):  # a file asked for: 'unknown lifetime' read as a name
+            raise ScenarioError(
+                f"lifetime file {ref!r} not found (a .toml file, or a preset: {', '.join(lifetime_names())})"
+            )
         if ref not in lifetime_names():
             raise ScenarioError(f"unknown lifetime {ref!r}; known: {', '.join(lifetime_names())}")
         path = presets_dir() / "lifetimes" / f"{ref}.toml"

@@ -98,6 +98,11 @@ def parse_vary(items: Sequence[str]) -> dict[str, list[Any]]:
                 f"--vary {path.strip()}: an empty value in {text!r}; give each value once, comma-apart"
             )
         values = [scenario_io.parse_override("--vary", path, v) for v in parts]
+        twice = [parts[i].strip() for i, v in enumerate(values) if v in values[:i]]
+        if twice:  # '8,8' ran two identical grid points (a review)
+            raise ScenarioError(
+                f"--vary {path.strip()}: {twice[0]} given twice in {text!r}; give each value once"
+            )
         if path.strip() in out:
             raise ScenarioError(f"--vary {path.strip()}: given twice")
         out[path.strip()] = values

@@ -170,6 +170,11 @@ def test_colocated_interference_is_reported() -> None:
     t = topics(findings(simulate(s)))
     assert "interference" in t and t["interference"].numbers["tpot_p99_over_p50"] > 1.5
     assert "kv_transfer" not in t
+    assert "a smaller chunk_tokens" in t["interference"].text
+    # without chunking it advised 'a smaller chunk_tokens' for a knob that was off (a review)
+    whole = topics(findings(simulate(io.apply_overrides(s, {"deployment.batching.chunked_prefill": False}))))
+    said = whole["interference"].text
+    assert said.startswith("whole prompts (chunked prefill off)") and "chunk_tokens" not in said, said
 
 
 def test_a_tpot_spread_between_chips_is_the_chips_not_interference() -> None:

@@ -316,3 +316,18 @@ def test_a_flexible_chip_without_the_periods_precision_is_said_beside_the_write_
     assert f"note: {said}" in capsys.readouterr().out
     dense = load_lifetime(PRESET).model_copy(update={"periods": load_lifetime(PRESET).periods[:1]})
     assert precision_notes(run_lifetime(dense)) == []  # BF16 or FP8 on an H100: nothing to say
+
+
+def test_a_missing_lifetime_file_and_a_bound_say_what_they_are() -> None:
+    """`lifetime /nonexistent/x.toml` read "unknown lifetime 'x.toml'", as if a preset's name, and a period of
+    0 months "Input should be greater than 0" with no upper end (a review)."""
+    from engine.planning.lifetime_spec import validate_lifetime
+
+    with pytest.raises(ScenarioError, match=r"lifetime file '/nonexistent/x\.toml' not found"):
+        load_lifetime("/nonexistent/x.toml")
+    with pytest.raises(ScenarioError, match=r"unknown lifetime 'nope'"):
+        load_lifetime("nope")
+    doc = load_lifetime("asic-model-churn").model_dump(mode="json", by_alias=True, exclude_none=True)
+    doc["periods"][0]["months"] = 0
+    with pytest.raises(ScenarioError, match=r"periods\[0\]\.months: .* to 120 \(got 0\)"):
+        validate_lifetime(doc)

@@ -45,6 +45,11 @@ def test_parse_vary_keeps_bracketed_values_whole() -> None:
     assert v["x.y"] == [[1, 2], [3]]
     with pytest.raises(ScenarioError, match="expected path"):
         parse_vary(["novalue"])
+    # '8,8' ran two identical grid points (a review); 8 and 8.0 are one value
+    with pytest.raises(
+        ScenarioError, match=r"--vary workload\.arrival\.rate_rps: 8\.0 given twice in '8,8\.0'"
+    ):
+        parse_vary(["workload.arrival.rate_rps=8,8.0"])
 
 
 def test_bad_points_fail_before_anything_runs(scen: Scenario) -> None:

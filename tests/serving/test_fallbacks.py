@@ -199,6 +199,26 @@ def test_the_drill_has_one_variant_per_applicable_fallback(preset: str, rows: li
             assert np.array_equal(getattr(again, col), getattr(drawn, col))
 
 
+@pytest.mark.parametrize(
+    "preset", ["prefill-loss-nofallback", "failure-drill", "premium-isolation", "portfolio-decode-loss"]
+)
+def test_the_drill_marks_the_scenario_as_set(preset: str) -> None:
+    """`drill portfolio-decode-loss` listed 'spill' last, unmarked, where `run` of it simulates spill (a review):
+    the row whose fallback, degrade and spilling are the scenario's own is marked."""
+    from engine.explain.drill import own_variant
+
+    s = io.load_preset(preset)
+    if not s.faults:
+        s = io.apply_overrides(s, {"faults": [{"at_s": 10.0, "pool": s.deployment.pools[0].name}]})
+    own = own_variant(s)
+    if own is None:  # as set it is none of the rows: one class spills, the other waits
+        assert preset == "portfolio-decode-loss"
+        return
+    v = fallback_variants(s)[own]
+    assert (v.deployment.fallback, v.deployment.degrade) == (s.deployment.fallback, s.deployment.degrade)
+    assert [c.overflow for c in v.workload.classes] == [c.overflow for c in s.workload.classes]
+
+
 def test_the_drill_needs_a_fault() -> None:
     with pytest.raises(ScenarioError, match=r"faults: the failure drill needs at least one fault"):
         fallback_variants(io.load_preset("chat-disaggregated"))
@@ -250,7 +270,8 @@ def test_the_strategy_page_compares_fallbacks_and_sets_degrade() -> None:
     at.button(key="fg:drill:run").click().run()
     assert_clean(at)
     table = next(d.value for d in at.dataframe if "fallback" in d.value.columns)
-    assert list(table["fallback"]) == ["none", "colocated", "degrade", "colocated + degrade"]
+    # the scenario's own row marked, as `drill` marks it (a review)
+    assert list(table["fallback"]) == ["none (as set)", "colocated", "degrade", "colocated + degrade"]
     # its bars export as every chart does, with the scenario in the file (plotly's own button had none)
     assert "fg:export:fallbacks" in [getattr(p, "key", None) for p in at.get("popover")]
     at.toggle(key="fg:deployment.degrade.enabled").set_value(True).run()
