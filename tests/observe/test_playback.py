@@ -160,3 +160,25 @@ def test_a_rate_beside_a_concurrency_is_replayed_under_a_ceiling() -> None:
         return float(t[(t["figure"] == figure) & (t["stat"] == "mean")]["simulated"].iloc[0])
 
     assert simulated(rep, "request_rps") < simulated(free, "request_rps")
+
+
+def test_a_replays_itl_is_the_runs_token_gaps_or_said_to_be_tpot() -> None:
+    """The simulated ITL was each request's TPOT weighted by its tokens, so its tail matched a measured ITL's
+    by +1.3% by construction (a review): a run measured whole gives its token gaps (`latency_ms.tbt`); an
+    open loop, whose gaps are measured up to its last send, keeps the TPOT form and says so."""
+    from engine.observe.playback import ITL_FROM_TPOT, _token_gaps
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.serving.run import simulate
+
+    rep = replay(detect.read_path(FIX / "vllm_bench_detailed.json"), H100)  # a rate: an open loop
+    assert ITL_FROM_TPOT in rep.notes
+    closed = apply_overrides(
+        load_preset("chat-colocated"),
+        {"workload.arrival": {"kind": "closed_loop", "clients": 8, "stop_after": 40}, "duration_s": 60.0},
+    )
+    notes: list[str] = []
+    res = simulate(closed)
+    gaps = _token_gaps(res.summary, closed, notes)
+    tbt = res.summary["latency_ms"]["tbt"]
+    assert gaps is not None and not notes
+    assert gaps.percentiles_ms[99.0] == tbt["p99"] and gaps.mean_ms == tbt["mean"]
