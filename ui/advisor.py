@@ -110,6 +110,7 @@ def _more(result: SimResult) -> None:
             "Months between model changes",
             value=ex.STABLE_MONTHS,
             step=1.0,
+            format="%g",  # '12', not '12.00' (a browser check)
             key="advisor_months",
             help="How long the served model's computation stays the same.",
         )

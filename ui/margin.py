@@ -60,8 +60,13 @@ def spread(result: SimResult) -> RunSpread | None:
 def _chips(sp: RunSpread) -> str:
     """'h100-sxm +32% / −19%': the edges each chip of a spread was moved to ('' where none has a band)."""
     return ", ".join(
-        f"{chip} {sp.slowdown[chip]:+.0%} / {sp.speedup.get(chip, 0.0):+.0%}" for chip in sp.slowdown
+        f"{chip} {_pct(sp.slowdown[chip])} / {_pct(sp.speedup.get(chip, 0.0))}" for chip in sp.slowdown
     )
+
+
+def _pct(x: float) -> str:
+    """'+32%', '−25%': with the bands' minus sign ('+32% / -25%' stood beside '−25% to +32%': a browser check)."""
+    return f"{x:+.0%}".replace("-", "\u2212")
 
 
 def spread_caption(sp: RunSpread, whose: str = "") -> str:

@@ -380,7 +380,7 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
             why = plain(m.nothing_text())
             st.warning(
                 f"{head} the chosen deployment no longer passes ({figures}), and no deployment of this search "
-                f"passes then ({q.simulated} simulations{'; ' + why if why else ''}).",
+                f"passes then ({q.simulated} simulation{'' if q.simulated == 1 else 's'}{'; ' + why if why else ''}).",
                 icon=":material/gpp_maybe:",
             )
             return
