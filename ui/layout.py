@@ -92,19 +92,20 @@ def fmt_rps(v: float | None) -> str:
 
 
 def _shown(key: str, v: float | None) -> float | None:
-    """A strip figure as it reads: goodput from 1 req/s at its two decimals (`fmt_rps`), so that its change
-    is the change of the figures shown (`rps_change`); any other figure as it is."""
-    if key == "goodput_rps" and v is not None and math.isfinite(v) and abs(v) >= 1:
-        return round(v, 2)
-    return v
+    """A strip figure as it reads (`fmt_rps`): goodput from 1 req/s at its two decimals, under it at three
+    significant figures, so that its change is the change of the figures shown (`rps_change`); any other
+    figure as it is."""
+    if key != "goodput_rps" or v is None or not math.isfinite(v) or v == 0:
+        return v
+    return round(v, 2) if abs(v) >= 1 else float(f"{v:.3g}")
 
 
 def rps_change(change: float, value: float | None) -> str:
     """A change of a rate to the decimals its value is shown with (`fmt_rps`): '0.45 req/s' between 16.09
     and 15.64, where '0.442' read more precise than the figures it came from (a browser review)."""
-    if value is not None and math.isfinite(value) and abs(value) >= 1:
+    if value is not None and math.isfinite(value) and abs(value) >= 1 and abs(change) >= 0.005:
         return f"{change:,.2f} req/s"
-    return fmt_rps(change)
+    return fmt_rps(change)  # (a change across 1 req/s, '1.00' against '0.996': three figures, '0.004')
 
 
 def fmt_count(v: float | None) -> str:

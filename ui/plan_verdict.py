@@ -18,7 +18,7 @@ import numpy as np
 import streamlit as st
 
 from engine import explain as ex
-from engine.core import places_apart, rate2
+from engine.core import format_apart, ms_text, rate2, target_of
 from engine.explain import duration_places, duration_text, duration_unit
 from engine.planning import (
     BILLED,
@@ -132,8 +132,7 @@ def _ms_band(b: Any, ms: float | None, target: float | None = None) -> str:
         return ""
     size, places = duration_unit(ms)[1], duration_places(ms)  # as `duration_text` writes the figure
     aim = None if target is None else target / size
-    low = f"{b[0] / size:,.{places_apart(b[0] / size, aim, places)}f}"
-    high = f"{b[1] / size:,.{places_apart(b[1] / size, aim, places)}f}"
+    low, high = (format_apart(x / size, f",.{places}f", aim) for x in b[:2])
     if rises_only([b[0] / size, b[1] / size], ms / size, f",.{places}f"):  # as the CLI's
         return f" (up to {high})"
     return f" ({low} to {high})"
@@ -142,8 +141,7 @@ def _ms_band(b: Any, ms: float | None, target: float | None = None) -> str:
 def _apart(ms: float, target: float | None) -> str:
     """`duration_text(ms)`, to more decimals where it would read as its `target` without being it."""
     unit, size = duration_unit(ms)
-    places = places_apart(ms / size, None if target is None else target / size, duration_places(ms))
-    return f"{ms / size:,.{places}f} {unit}"
+    return f"{format_apart(ms / size, f',.{duration_places(ms)}f', None if target is None else target / size)} {unit}"
 
 
 def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
@@ -437,6 +435,8 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     r = p.runs.iloc[p.best_run]
     pct = f"p{r.get('slo_percentile', 90.0):g}"
     ttft, tpot = r.get("ttft_ms_at_slo", r["ttft_ms_p90"]), r.get("tpot_ms_at_slo", r["tpot_ms_p90"])
+    per = r.get("classes_at_slo")  # each latency held apart from its class's target
+    shown = (ms_text(ttft, target_of(per, "ttft_ms", ttft)), ms_text(tpot, target_of(per, "tpot_ms", tpot)))
     meets = (
         "meets every SLO" if rule == "percentile" else f"keeps {attainment:.0%} of requests within their SLO"
     )
@@ -445,8 +445,8 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
         f"{_chips(r['chips'])}, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{goodput}, "
-        f"TTFT {pct} {ttft:,.0f} ms{band_text(band['ttft'], ttft, slow_ttft, fast_ttft)}, "
-        f"TPOT {pct} {tpot:.1f} ms{band_text(band['tpot'], tpot, slow_tpot, fast_tpot)} "
+        f"TTFT {pct} {shown[0]}{band_text(band['ttft'], ttft, slow_ttft, fast_ttft)}, "
+        f"TPOT {pct} {shown[1]}{band_text(band['tpot'], tpot, slow_tpot, fast_tpot)} "
         f"(simulated over {p.duration_s:g} s{_lead(p)})."
         + (_behind_when_slowed(edge.chosen) if ours and edge is not None else ""),
         icon=":material/check_circle:",

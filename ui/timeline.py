@@ -193,7 +193,9 @@ def instances_chart(over: Mapping[str, Any]) -> go.Figure:
     _demand(fig, over)
     # room above the pools' lines: at the axis's top a fixed pool's line was cut in half and ran under the
     # arrivals', so two pools of three instances read as one (a browser review); the arrivals below it
-    fig.update_yaxes(range=[0, top * 1.25 + 0.25], rangemode="normal")
+    fig.update_yaxes(
+        range=[0, max(top * 1.25 + 0.25, top + 0.75)], rangemode="normal"
+    )  # (the marks at top + 0.5)
     fig.update_layout(yaxis2={"range": [0, max(_arrivals_per_min(over), default=0.0) * 1.6 or 1.0]})
     return fig
 
@@ -212,9 +214,9 @@ def _drain_said(over: Mapping[str, Any]) -> str:
     for one thing (a browser review)."""
     if (drain := drain_s(over)) < 0.5:
         return ""
-    return (
-        f": the {float(over['window_end_s']):,.0f} s window and {drain:,.0f} s of drain, so it is more than the "
-        "cost per hour times the window"
+    return (  # (the window's end: after a warm-up it is not the window's length)
+        f": to the window's end at {float(over['window_end_s']):,.0f} s and {drain:,.0f} s of drain after it, so it "
+        "is more than the cost per hour times the window"
     )
 
 

@@ -42,6 +42,7 @@ _API = {
     "figures": "engine.core.numbers",
     "places_apart": "engine.core.numbers",
     "format_apart": "engine.core.numbers",
+    "ms_text": "engine.core.numbers",
     "target_of": "engine.core.numbers",
 }
 _RENAMED = {"BOUNDS_TABLE": "TABLE"}
@@ -67,6 +68,7 @@ __all__ = [
     "figures",
     "format_apart",
     "format_validation_error",
+    "ms_text",
     "places_apart",
     "rate2",
     "store_upload",
@@ -94,4 +96,4 @@ if TYPE_CHECKING:
     from engine.core.bounds import TABLE as BOUNDS_TABLE
     from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload, unpack_upload
     from engine.core.errors import ScenarioError, format_validation_error
-    from engine.core.numbers import count3, directed, format_apart, places_apart, rate2, target_of
+    from engine.core.numbers import count3, directed, format_apart, ms_text, places_apart, rate2, target_of

@@ -88,6 +88,14 @@ def places_apart(v: float | None, target: float | None, places: int, most: int =
     return places
 
 
+def ms_text(v: Any, target: float | None = None) -> str:
+    """A latency in ms as the planner writes it, '13.2 ms' or '444 ms' ('n/a' for none), to more decimals where
+    it would read as its `target` without being it (`places_apart`): the margin's, the verdict's and the notes'."""
+    if v is None or not math.isfinite(float(v)):
+        return "n/a"
+    return f"{v:,.{places_apart(float(v), target, 0 if v >= 100 else 1)}f} ms"
+
+
 def format_apart(x: float, fmt: str, target: float | None) -> str:
     """`format(x, fmt)` for a fixed-point `fmt` (',.0f', '.1f'), to more decimals where it would read as its
     `target` without being it (`places_apart`)."""

@@ -97,8 +97,9 @@ def fallback_variants(scenario: Scenario) -> dict[str, Scenario]:
 
 def own_variant(scenario: Scenario, variants: Mapping[str, Scenario] | None = None) -> str | None:
     """The drill's row that is the scenario as written (its fallback, its degrade and each class's overflow),
-    None where none is (one class of two spilling, degrade beside spilling): `drill portfolio-decode-loss`
-    listed 'spill' last, unmarked, where `run` of the same scenario simulates it (a review)."""
+    None where none is (one class of two spilling, degrade beside spilling): `drill` listed its rows with
+    none marked as what `run` of the scenario simulates (a review); portfolio-decode-loss, which spills one
+    class and lets the other wait, is none of them."""
 
     def policy(s: Scenario) -> tuple[object, ...]:
         dep = s.deployment

@@ -380,7 +380,8 @@ def replay(obs: Observation, dep: Deployment, catalog: Catalog | None = None, *,
         "ttft": _sim_latency(ttft),
         "e2e": _sim_latency(e2e),
         "tpot": _sim_latency(tpot) if tpot.size else None,
-        "itl": _token_gaps(res.summary, sc, notes)
+        # (the note only where an ITL is compared: it stood over tables without an ITL row, a review)
+        "itl": _token_gaps(res.summary, sc, notes if obs.measured.itl is not None and tpot.size else [])
         or (_sim_latency(tpot, out[many] - 1) if tpot.size else None),
         "output_tok_s": float(out.sum() / span) if span > 0 else None,
         "request_rps": float(len(done) / span) if span > 0 else None,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engine.catalog.entries import Catalog
-from engine.core.numbers import places_apart
+from engine.core.numbers import ms_text, target_of
 from engine.planning.candidates import SearchSpace, on_window
 from engine.planning.objective import best, better, row_value, value_text
 from engine.planning.plan import Plan, plan
@@ -109,10 +109,7 @@ class Check:
 
     def target_of(self, kind: str, value: float | None) -> float | None:
         """The target of the class whose `kind` (ttft, tpot) figure is `value` (`classes`), None where unknown."""
-        for c in (self.classes or {}).values():
-            if value is not None and c.get(f"{kind}_ms") == value:
-                return c.get(f"{kind}_target_ms")
-        return None
+        return target_of(dict(self.classes or {}), f"{kind}_ms", value)
 
     def nearest(self, kind: str) -> tuple[str, float, str] | None:
         """("p90", its figure, " (chat, of the classes the nearest to its target)"): of two classes or more, the
@@ -311,11 +308,7 @@ def _best_value(p: Plan) -> float | None:
     return row_value({str(k): v for k, v in p.runs.iloc[p.best_run].items()}, p.objective)
 
 
-def _ms(v: float | None, target: float | None = None) -> str:
-    """'13.2 ms', '444 ms'; to more decimals where it would read as its `target` and is not (`places_apart`)."""
-    if v is None or v != v:
-        return "n/a"
-    return f"{v:,.{places_apart(v, target, 0 if v >= 100 else 1)}f} ms"
+_ms = ms_text
 
 
 def highest(per_class: Mapping[str, Mapping[str, Any]] | None, key: str) -> str | None:

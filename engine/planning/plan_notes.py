@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from engine.core.numbers import ms_text, plain
 from engine.planning.emit_facts import longest_tokens
 from engine.planning.objective import better, value_text
 from engine.planning.portfolio import Portfolio
@@ -101,7 +102,7 @@ def lead_note(run: Scenario, lead_s: float, to: str = "") -> str:
 
 def _closest_miss(runs: pd.DataFrame) -> str:
     """': the closest, h100-sxm tp4 pp2 1 mixed at $19.92/h, 0% of requests within SLO: chat TTFT p90
-    ≥ 17,072 ms (target 1,000), ...; it falls behind its load by 9.97 req/s' (≥: a latency that grows with
+    ≥ 17,072 ms (target 1,000 ms), ...; it falls behind its load by 9.97 req/s' (≥: a latency that grows with
     the run's length, `grows_rps`), the
     simulated deployment that served the most within SLO (the cheaper of equals) and what it missed; ''
     without one. A failed plan named none of its simulations (a review)."""
@@ -109,22 +110,20 @@ def _closest_miss(runs: pd.DataFrame) -> str:
         return ""
     r = runs.sort_values(["goodput_rps", "usd_per_hour"], ascending=[False, True], kind="stable").iloc[0]
     misses = []
-    for name, c in (r.get("classes_at_slo") or {}).items():
+    per = r.get("classes_at_slo")
+    for name, c in (per if isinstance(per, dict) else {}).items():
         p = f"p{c['percentile']:g}"
         for kind in ("ttft", "tpot"):
-            value, target = c[f"{kind}_ms"], c[f"{kind}_target_ms"]
-            if value is None or value > target:  # None: a percentile on requests never answered
-                shown = (
-                    "never answered"
-                    if value is None
-                    else f"{value:,.3g} ms"
-                    if value < 100
-                    else f"{value:,.0f} ms"
-                )
-                grows = r.get(f"{kind}_grows_rps")
-                if value is not None and grows is not None and grows == grows:  # set by the run's length
-                    shown = f"≥ {shown}"
-                misses.append(f"{name} {kind.upper()} {p} {shown} (target {target:,.4g})")
+            value, target = c.get(f"{kind}_ms"), c.get(f"{kind}_target_ms")
+            if target is None or (value is not None and value == value and value <= target):
+                continue
+            # as the verdict writes a latency: held apart from its target, the target in ms (a review read
+            # "30 ms (target 30)" for 30.04, and NaN passed as met); None: requests never answered
+            shown = "never answered" if value is None or value != value else ms_text(value, target)
+            grows = r.get(f"{kind}_grows_rps")
+            if shown != "never answered" and grows is not None and grows == grows:  # set by the run's length
+                shown = f"≥ {shown}"
+            misses.append(f"{name} {kind.upper()} {p} {shown} (target {plain(target)} ms)")
     said = f": {', '.join(misses)}" if misses else ""
     behind = r.get("shortfall_rps")
     late = (

@@ -34,6 +34,8 @@ def test_a_goodput_change_is_the_change_of_the_figures_shown() -> None:
     assert rows["Goodput"][0] == "15.64 req/s" and "▼0.45 req/s" in rows["Goodput"][1], rows
     small = {label: c for label, _, c in strip_rows({"goodput_rps": 0.0314}, {"goodput_rps": 0.0424})}
     assert "▼0.011 req/s" in small["Goodput"]  # under 1 req/s, three significant figures as the value's
+    across = {label: c for label, _, c in strip_rows({"goodput_rps": 1.004}, {"goodput_rps": 0.99649})}
+    assert "▲0.004 req/s" in across["Goodput"], across  # 1.00 against 0.996, as shown
 
 
 def test_a_latency_that_grew_with_its_run_is_no_baseline() -> None:

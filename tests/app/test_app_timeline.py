@@ -59,7 +59,7 @@ def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
     # the bill's help says its drain, so it is not read as the cost per hour times the window (a review)
     bill = next(h for label, _, h in timeline.figures(over, run.summary) if label == "Bill for the run")
     drain = timeline.drain_s(over)
-    assert drain > 0.5 and f"the 900 s window and {drain:,.0f} s of drain" in bill, bill
+    assert drain > 0.5 and f"to the window's end at 900 s and {drain:,.0f} s of drain after it" in bill, bill
 
 
 def _over(values: list[float | None], target: float = 0.9) -> dict[str, object]:

@@ -539,6 +539,13 @@ def test_the_cost_line_says_the_bill_runs_to_the_drains_end(capsys: pytest.Captu
     assert main(["run", "chat-disaggregated", "--set", "duration_s=3600"]) == 0  # a drain under 5%: not
     cost = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cost: "))
     assert "drain after the window included)" in cost and "window alone" not in cost
+    # the drain counts from the window's end after a warm-up: agentic-cache's 300 s read as a 321 s drain
+    assert main(["run", "agentic-cache", "--set", "duration_s=360", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    drain = doc["drain_end_s"] - 360.0
+    assert main(["run", "agentic-cache", "--set", "duration_s=360"]) == 0
+    cost = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cost: "))
+    assert 0.5 < drain < 60 and f"the {drain:,.0f} s drain after the window included" in cost
 
 
 def test_a_passing_class_whose_band_reaches_past_its_target_says_so(

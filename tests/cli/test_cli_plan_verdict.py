@@ -137,7 +137,7 @@ def test_a_plan_where_nothing_passed_names_its_closest_miss(capsys: pytest.Captu
     note = next(n for n in doc["notes"] if n.startswith("no simulated deployment passed"))
     c = best["classes_at_slo"]["chat"]
     assert f": the closest, {best['shape']} {best['split']} at ${best['usd_per_hour']:,.2f}/h" in note
-    assert f"chat TTFT p90 ≥ {c['ttft_ms']:,.0f} ms (target 1,000)" in note  # it falls behind: a floor
+    assert f"chat TTFT p90 ≥ {c['ttft_ms']:,.0f} ms (target 1,000 ms)" in note  # it falls behind: a floor
     assert f"it falls behind its load by {best['shortfall_rps']:,.3g} req/s" in note
     # one passed as modelled and none was chosen (it fails slowed, the one that holds bills over the
     # budget): no "nothing passed" under "1 passed" (a review), the budget's and the margin's notes say why
@@ -283,3 +283,24 @@ def test_a_plan_without_its_margin_bands_the_choice_as_its_own_runs_allow(
     ttft = re.search(r"TTFT p90 ([\d,]+) ms \(up to ([\d,]+)\)", said[True])
     assert ttft is not None and int(ttft[2].replace(",", "")) > int(ttft[1].replace(",", ""))
     assert re.search(r"TTFT p90 [\d,]+ ms \([\d,]+ to [\d,]+\)", said[False])  # a faster rerun: its low end
+
+
+def test_the_closest_miss_reads_as_the_verdict_writes_a_latency() -> None:
+    """The closest miss wrote 30.04 ms against 30 as "30 ms (target 30)", let a NaN pass as met and fell over
+    on a row without classes (a review): held apart from its target, in ms, NaN as never answered."""
+    import pandas as pd
+
+    from engine.planning.plan_notes import _closest_miss
+
+    per = {"chat": {"percentile": 90.0, "ttft_ms": float("nan"), "ttft_target_ms": 3_600_000.0,
+                    "tpot_ms": 30.04, "tpot_target_ms": 30.0}}  # fmt: skip
+    row = {"shape": "h100-sxm tp2", "split": "2 mixed", "usd_per_hour": 9.96, "goodput_rps": 1.0,
+           "slo_attainment": 0.5, "shortfall_rps": float("nan"), "classes_at_slo": per}  # fmt: skip
+    said = _closest_miss(pd.DataFrame([row]))
+    assert (
+        "chat TPOT p90 30.04 ms (target 30 ms)" in said
+        and "chat TTFT p90 never answered (target 3,600,000 ms)" in said
+    )
+    assert "falls behind" not in said
+    bare = _closest_miss(pd.DataFrame([{**row, "classes_at_slo": float("nan")}]))
+    assert bare == ": the closest, h100-sxm tp2 2 mixed at $9.96/h, 50% of requests within SLO"

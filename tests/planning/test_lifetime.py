@@ -327,6 +327,9 @@ def test_a_missing_lifetime_file_and_a_bound_say_what_they_are() -> None:
         load_lifetime("/nonexistent/x.toml")
     with pytest.raises(ScenarioError, match=r"unknown lifetime 'nope'"):
         load_lifetime("nope")
+    there = Path(__file__)  # a file that is there, not a .toml: said so, not "not found"
+    with pytest.raises(ScenarioError, match=r"a lifetime is a \.toml file"):
+        load_lifetime(str(there))
     doc = load_lifetime("asic-model-churn").model_dump(mode="json", by_alias=True, exclude_none=True)
     doc["periods"][0]["months"] = 0
     with pytest.raises(ScenarioError, match=r"periods\[0\]\.months: .* to 120 \(got 0\)"):

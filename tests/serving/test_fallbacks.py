@@ -364,3 +364,22 @@ def test_a_capped_answer_leaves_only_its_generated_blocks_for_the_next_turn() ->
         assert sim.output[rid] == 64
         # (the prompt as sent: shorter than drawn where an earlier answer of its session was capped)
         assert len(sim.block_names.full_blocks(rid)) == (sim.prompt[rid] + 64) // bt
+
+
+def test_the_drill_command_marks_the_row_as_set(capsys: pytest.CaptureFixture[str]) -> None:
+    """`drill` printed its rows with none marked as the scenario's own (a review): the row is '(as set)' in the
+    text and `as_set` in the JSON; a scenario that is none of the rows says so."""
+    import json
+
+    from engine.cli.main import main
+
+    args = ["drill", "prefill-loss-nofallback", "--set", "duration_s=60"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "none (as set)" in out and "(as set): the scenario's own fallback" in out
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["drill"]
+    assert [r["fallback"] for r in rows if r["as_set"]] == ["none"]
+    assert main(["drill", "portfolio-decode-loss", "--set", "duration_s=60"]) == 0
+    out = capsys.readouterr().out
+    assert "(as set)" not in out and "No row is the scenario as set" in out
