@@ -105,7 +105,8 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     if run_bands.falls_to_nothing("goodput_rps", moves["goodput_rps"]):  # and a count's from nothing
         assert any("Goodput and goodput per" in c and "show no band" in c for c in cliffs), cliffs
     assert not [c for c in captions if "show no band" in c or "shows no band" in c]
-    edges = f"{chip} {cal.edges()[0]:+.0%} / {cal.edges()[1]:+.0%}"
+    lo, hi = (f"{e:+.0%}".replace("-", "\u2212") for e in cal.edges())  # with the bands' minus sign
+    edges = f"{chip} {lo} / {hi}"
     assert any("Bands:" in c and edges in c for c in captions), captions
     assert any(confidence.BAND_MEANING in c for c in captions), captions
     advice = [text_of(w.value) for w in at.get_by_key("fg-advisor").warning]
