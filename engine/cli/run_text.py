@@ -19,7 +19,14 @@ from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
 from engine.explain.way_in import client_line, ignored_ceiling, way_in_line
 from engine.scenario.model import Scenario
-from engine.serving.summary import AtPercentile, latency_shortfall, shortfall_rps, unbounded, within_target
+from engine.serving.summary import (
+    AtPercentile,
+    LatencyKind,
+    latency_shortfall,
+    shortfall_rps,
+    unbounded,
+    within_target,
+)
 
 if TYPE_CHECKING:
     from engine.explain.margin import RunMargin, RunSpread
@@ -75,10 +82,8 @@ def headline_bands(doc: dict[str, Any], scenario: Scenario, moves: Any = None) -
     if moves is not None:
         figures["goodput_rps"] = doc["goodput_rps"]
     out: dict[str, dict[str, Any]] = {}
-    for name, lat in doc["latency_ms"].items():  # as `_latency_lines` shows them: none on a growing one
-        unsteady = name in ("ttft", "e2e") and sustain.rising_line(doc) is not None
-        grows = latency_shortfall(doc, name) is not None
-        if name not in LATENCY_SOURCES or lat["p99"] is None or grows or unsteady:
+    for name, lat in doc["latency_ms"].items():  # as `_latency_lines` shows them
+        if name not in LATENCY_SOURCES or lat["p99"] is None or _no_steady_figure(doc, name):
             continue
         key = f"{name}_p99_ms"
         r = (
@@ -134,6 +139,13 @@ def _band_note(marks: Sequence[confidence.PoolMark], moves: Any) -> None:
         )
 
 
+def _no_steady_figure(doc: dict[str, Any], name: LatencyKind) -> bool:
+    """Whether a latency has no steady figure, so no band: it grows with the run's length, or (TTFT, E2E) the
+    run is at capacity or still rising. The text's lines and `headline_bands` ask alike."""
+    rising = name in ("ttft", "e2e") and sustain.rising_line(doc) is not None
+    return latency_shortfall(doc, name) is not None or rising
+
+
 def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], spread: Any) -> list[str]:
     """Each latency's p50, p90 and p99 with its kind's band, or with `spread` (`run --margin`) the
     p99 TTFT's and TPOT's spread as Results' cards read them; marked where it grows with the run's
@@ -146,7 +158,7 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
         grows = latency_shortfall(doc, name)
         figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
         err = err if lat["p99"] is not None else ""  # no figure, no band beside its dash (a review)
-        if grows is None and name in ("ttft", "e2e") and sustain.rising_line(doc) is not None:
+        if grows is None and _no_steady_figure(doc, name):
             err = f", {sustain.HEADROOM}"  # at capacity or still rising: no steady figure, no band (as Results' card)
         out.append(
             f"  {name:5} ms  {sustain.latency(figures + ('' if grows else err), grows, sustain.level(doc, name))}"

@@ -93,7 +93,7 @@ def ms_text(v: Any, target: float | None = None) -> str:
     it would read as its `target` without being it (`places_apart`): the margin's, the verdict's and the notes'."""
     if v is None or not math.isfinite(float(v)):
         return "n/a"
-    return f"{v:,.{places_apart(float(v), target, 0 if v >= 100 else 1)}f} ms"
+    return f"{format_apart(float(v), ',.0f' if v >= 100 else ',.1f', target)} ms"
 
 
 def format_apart(x: float, fmt: str, target: float | None) -> str:
