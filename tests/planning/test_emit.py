@@ -77,11 +77,6 @@ def test_a_stack_without_a_build_for_a_chip_is_refused() -> None:
             continue
         with pytest.raises(ScenarioError, match=r"deployment\.pools\[\d+\]\.hardware: .* has no build for"):
             emit_deployment(_presets()[name], stack)
-    # nor for an FPGA of a vendor whose GPUs it runs on: an Alveo read "vLLM's ROCm build" (a review)
-    fpga = _vary(_presets()["chat-colocated"], **{"deployment.pools[0].hardware": "alveo-v80"})
-    for stack in ("vllm", "sglang"):
-        with pytest.raises(ScenarioError, match=r"has no build for alveo-v80 \(AMD FPGA\)"):
-            emit_deployment(fpga, stack)
 
 
 def test_a_deployment_a_run_refuses_is_refused() -> None:
@@ -600,20 +595,3 @@ def test_the_autoscalers_bounds_are_called_so_and_a_vendors_note_comes_once() ->
         },
     )
     assert emit_deployment(tpus, "llm-d").text.count("tpu-v6e (Google): its role requests") == 1
-
-
-def test_run_says_what_vllm_refuses_to_start_where_emit_does() -> None:
-    """With chunked prefill off and a token budget under the longest request, `emit --stack vllm` said vLLM
-    refuses to start, while `run` and `advise` priced the deployment bare (a review): the run's notes say it
-    too, and a budget that holds the longest request, or another stack, has no such note."""
-    from engine.explain.run_notes import scenario_notes
-
-    base = _presets()["chat-colocated"]
-    off = _vary(base, **{"deployment.batching.chunked_prefill": False})
-    said = [n for n in scenario_notes(off, {}) if n.startswith("vLLM refuses to start")]
-    assert len(said) == 1 and "token budget (8,192) must hold the longest request (20,480 tokens)" in said[0]
-    assert "vLLM refuses to start" in emit_deployment(off, "vllm").text
-    held = _vary(off, **{"deployment.batching.token_budget": 20480})
-    assert not any(n.startswith("vLLM refuses") for n in scenario_notes(held, {}))
-    sglang = _vary(off, **{"deployment.stack": "sglang"})
-    assert not any(n.startswith("vLLM refuses") for n in scenario_notes(sglang, {}))
