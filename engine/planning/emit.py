@@ -22,6 +22,7 @@ from engine.planning.emit_manifests import (
     NODE_GPUS,
     RESOURCES,
     dynamo_graph,
+    dynamo_nodes,
     llmd_set,
     nodes_of,
     to_yaml,
@@ -249,28 +250,46 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
     return Emitted(stack=stack, text=text, commands=commands, document=doc, filename=f"{stack}.yaml")
 
 
+_ALL2ALL_OVER_NODES = (
+    "; its experts' all-to-all crosses nodes: choose vLLM's backend for it (--all2all-backend; "
+    "llm-d's wide-EP guide runs DeepEP's) and request the cluster's RDMA devices, which are "
+    "cluster-specific and not written here (the run prices it at the chips' scale-out NICs)"
+)
+
+
 def _multi_node_note(p: PoolFacts, stack: Stack) -> str:
     """What a manifest does with a replica wider than a node: llm-d's LeaderWorkerSet group of a pod a
-    node where vLLM's data parallelism splits it so (`nodes_of`), else by hand."""
-    nodes = nodes_of(p)
+    node where vLLM's data parallelism splits it so (`nodes_of`), Dynamo's multinode service where its
+    operator starts it (`dynamo_nodes`), else by hand."""
+    nodes = nodes_of(p) if stack == "llm-d" else dynamo_nodes(p)
+    a2a = _ALL2ALL_OVER_NODES if p.ep > 1 else ""
     if stack == "llm-d" and nodes is not None:
         return (
             f"pool {p.name}: each replica is a LeaderWorkerSet group of {nodes} pods of {NODE_GPUS} chips, "
             f"{NODE_GPUS // p.tp} data-parallel ranks a pod, every pod serving its own ranks "
             "(--data-parallel-hybrid-lb) and finding the group's leader and its first rank from LeaderWorkerSet's "
-            "LWS_LEADER_ADDRESS and LWS_WORKER_INDEX, as llm-d's wide-EP guide runs them"
-            + (
-                "; its experts' all-to-all crosses nodes: choose vLLM's backend for it (--all2all-backend; "
-                "llm-d's wide-EP guide runs DeepEP's) and request the cluster's RDMA devices, which are "
-                "cluster-specific and not written here (the run prices it at the chips' scale-out NICs)"
-                if p.ep > 1
-                else ""
-            )
+            "LWS_LEADER_ADDRESS and LWS_WORKER_INDEX, as llm-d's wide-EP guide runs them" + a2a
         )
-    how = "LeaderWorkerSet size and Ray for tensor or pipeline parallelism across nodes"
+    if stack == "dynamo" and nodes is not None:
+        how = (
+            "starts one engine across them (Ray, or vLLM's multiprocessing executor in newer releases)"
+            if p.dp == 1
+            else f"adds vLLM's hybrid data-parallel flags, {NODE_GPUS // (p.tp * p.pp)} ranks a node"
+        )
+        return (
+            f"pool {p.name}: each replica is a multinode service of {nodes} pods of "
+            f"{p.chips_per_instance // nodes} GPUs (multinode.nodeCount {nodes}); Dynamo's operator {how}; "
+            "Dynamo releases before multinode.nodeCount named it numberOfNodes" + a2a
+        )
+    how = (
+        "Dynamo's operator starts neither a tensor-parallel group over nodes with data parallelism nor an uneven "
+        "split of nodes"
+        if stack == "dynamo"
+        else "LeaderWorkerSet size and Ray for tensor or pipeline parallelism across nodes"
+    )
     return (
         f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one {NODE_GPUS}-chip node; make "
-        f"each replica multi-node by hand ({'Dynamo multinode' if stack == 'dynamo' else how})"
+        f"each replica multi-node by hand ({how})"
     )
 
 

@@ -114,7 +114,7 @@ def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
             "componentType": "worker",
             "subComponentType": pool.role,
             "replicas": pool.start_count,
-            "resources": {"limits": {"gpu": str(pool.chips_per_instance)}},
+            **_dynamo_shape(pool),
             "extraPodSpec": {
                 "mainContainer": {
                     "image": DYNAMO_IMAGE,
@@ -129,6 +129,36 @@ def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
         "kind": "DynamoGraphDeployment",
         "metadata": {"name": _k8s_name(f.scenario_name)},
         "spec": {"services": services},
+    }
+
+
+def dynamo_nodes(pool: PoolFacts) -> int | None:
+    """Nodes of `NODE_GPUS` one Dynamo replica spans (its `multinode.nodeCount`) where Dynamo's operator
+    starts it whole: 1 within a node; a tensor or pipeline group over whole nodes (dp 1: the operator runs
+    Ray across them); whole data-parallel ranks a node (TP x PP dividing the node: the operator adds vLLM's
+    hybrid data-parallel flags, a node's ranks its GPUs over TP x PP). None otherwise: a TP group over
+    nodes with dp above 1 or an uneven split, which it does not start (ai-dynamo/dynamo
+    deploy/operator/internal/dynamo/backend_vllm.go, `updateVLLMMultinodeArgs`)."""
+    chips = pool.chips_per_instance
+    if chips <= NODE_GPUS:
+        return 1
+    if chips % NODE_GPUS:
+        return None
+    world = pool.tp * pool.pp
+    if pool.dp == 1 or (world <= NODE_GPUS and NODE_GPUS % world == 0):
+        return chips // NODE_GPUS
+    return None
+
+
+def _dynamo_shape(pool: PoolFacts) -> dict[str, Any]:
+    """A Dynamo worker's GPUs: its chips in one pod, or `multinode.nodeCount` pods of a node's GPUs each
+    (the operator's GPUs are per pod: docs/kubernetes/deployment/multinode-deployment.md)."""
+    nodes = dynamo_nodes(pool)
+    if nodes is None or nodes == 1:
+        return {"resources": {"limits": {"gpu": str(pool.chips_per_instance)}}}
+    return {
+        "multinode": {"nodeCount": nodes},
+        "resources": {"limits": {"gpu": str(pool.chips_per_instance // nodes)}},
     }
 
 

@@ -333,7 +333,9 @@ def test_chips_a_stack_cannot_drive_are_said_so() -> None:
     assert "NVIDIA GPUs" not in emit_deployment(amd, "vllm").text  # vLLM and SGLang run on ROCm too
     wide = _presets()["moe-deepseek-dp-ep"]  # a 16-chip decode instance
     assert "# 16 chips span several 8-chip nodes" in emit_deployment(wide, "sglang").text
-    assert "16 chips an instance span more than one 8-chip node" in emit_deployment(wide, "dynamo").text
+    assert (
+        "multinode service of 2 pods of 8 GPUs" in emit_deployment(wide, "dynamo").text
+    )  # test_emit_multinode
 
 
 def test_a_capped_pool_s_export_says_the_power_limit_to_set() -> None:
