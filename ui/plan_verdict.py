@@ -289,9 +289,8 @@ def _under_table(v: Any, quoted: str | None, rows: int, reran: bool = False) -> 
         st.caption(RANGES_NOTE)
     if said := holds_note(v.table["holds_text"], v.risk_aware):
         st.caption(sentence(plain(said)) + ".")
-    if said := edge_premium_note(
-        v.table, v.objective
-    ):  # (opens with a chip's id, as written: not 'H100-sxm')
+    # (opens with a chip's id, as written: not 'H100-sxm')
+    if said := edge_premium_note(v.table, v.objective, v.nominal_run if v.premium_text() else None):
         st.caption(opening(plain(said)) + ".")
     if v.prices_text():  # a choice made on a price the catalog only assumes says so
         st.caption(sentence(plain(v.prices_text())) + ".")

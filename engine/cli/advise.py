@@ -47,7 +47,16 @@ def _advice(args: argparse.Namespace, scen: Scenario) -> Advice:
     edge = run_margin(scen, res.summary, check_work=not args.no_work_limit)
     if not edge.slowdown:  # no chip has a band
         return adv
-    found = at_the_edge(adv.findings, edge.slowed, "`fengong run --margin` reruns it")
+    from engine.cli.run_text import band_tops_over
+    from engine.explain import confidence
+
+    marks, slos = confidence.pool_marks(scen), {c.name: c.slo for c in scen.workload.classes}
+    tops = {
+        name: band_tops_over(c, slos[name], marks)
+        for name, c in res.summary.get("classes", {}).items()
+        if name in slos
+    }
+    found = at_the_edge(adv.findings, edge.slowed, "`fengong run --margin` reruns it", tops)
     return Advice(adv.roofline, tuple(found), adv.specialisation)
 
 
@@ -93,7 +102,11 @@ def cmd_advise(args: argparse.Namespace) -> int:
         "attention at BF16 or a MoE's experts can set against the ridge's reading: a decode under the ridge "
         "binds compute where its weights stream from SRAM), its chips' communication (link; a prompt's KV "
         "over the scale-out links outlasting its prefill too), its fixed cost or its pipeline stages; "
-        "kv_capacity where KV memory caps a bandwidth-bound decode batch"
+        "kv_capacity where KV memory caps a bandwidth-bound decode batch; tok/s/chip: the phase's tokens a "
+        "second a chip at that batch (prefill: prompt tokens of one prompt at a time; decode: output tokens), "
+        "and $/M tok the chip's price over them: a bound with every step full, not a deployment's cost, whose "
+        "bill also pays idle and queued time and the other phase (run and plan give that); calibration: the "
+        "chip's mark and its throughput band"
     )
     print(
         f"{'chip':22} {'layout':9} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "

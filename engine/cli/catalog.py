@@ -30,10 +30,12 @@ def mark_text(row: dict[str, Any]) -> str:
     return str(row["calibration"]) + (f" ({band})" if band else "")
 
 
-def calibration_json(row: dict[str, Any], stack: str) -> dict[str, Any]:
-    """A chip's calibration under `stack` for --json: mark, fitted or not, rule and expected errors."""
+def calibration_json(row: dict[str, Any], stack: str, moe: bool = False) -> dict[str, Any]:
+    """A chip's calibration under `stack` for a dense model, or a MoE one (`moe`), for --json: mark, fitted
+    or not, rule and expected errors."""
     return {
         "stack": stack,
+        "model_kind": "moe" if moe else "dense",
         "mark": row["calibration"],
         "calibrated": row["calibrated"],
         "rule": row["calibration_rule"],
@@ -47,7 +49,10 @@ def calibration_json(row: dict[str, Any], stack: str) -> dict[str, Any]:
 def cmd_catalog(args: argparse.Namespace) -> int:
     """List the catalog's chips (with their calibration under --stack) and models."""
     cat = load_catalog()
-    marks = confidence.chip_rows(cat, args.stack)
+    moe = bool(getattr(args, "moe", False))
+    # a dense model's marks and bands unless --moe: the table read b200 "calibrated (TPOT −27% to +11%)" to
+    # a buyer screening chips for DeepSeek, whose MoE band reaches +72% (a hardware strategist's review)
+    marks = confidence.chip_rows(cat, args.stack, moe=moe)
     hw = [
         {
             "id": h.id,
@@ -63,14 +68,20 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             "reconfig_j": h.reconfig_j,
             "clock_ghz": h.clock_ghz,
             "scale_up_gb_s": h.scale_up_gb_s,
+            "scale_up_domain": h.scale_up_domain,
             "scale_out_gb_s": h.scale_out_gb_s,
+            "pcie_gb_s": h.pcie_gb_s,
+            "allreduce_latency_us": h.allreduce_latency_us,
             "tdp_w": h.tdp_w,
             "idle_w": h.idle_w,
             "usd_per_hour": h.usd_per_hour,
             "usd_per_hour_assumed": price_assumed(h),
+            # the owned-cost figures `lifetime` and rent-vs-own read, whose sources were listed without them
+            "capex_usd": h.capex_usd,
+            "server_capex_usd": h.server_capex_usd,
             "profiles": sorted(h.profiles),
             "sources": dict(h.sources),
-            "calibration": calibration_json(marks[h.id], args.stack),
+            "calibration": calibration_json(marks[h.id], args.stack, moe),
         }
         for h in sorted(cat.hardware.values(), key=lambda h: h.id)
     ]
@@ -92,7 +103,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"hardware": hw, "models": models})
         return 0
-    print_chips(hw, marks, args.stack)
+    print_chips(hw, marks, args.stack, moe)
     print(
         "* an assumed price, not a published one: the chip's sources say why (--json: sources.usd_per_hour)"
     )
@@ -111,13 +122,15 @@ def _figure(v: float) -> str:
     return f"{v:,.0f}" if v >= 1000 else f"{v:.4g}"
 
 
-def print_chips(hw: list[dict[str, Any]], marks: dict[str, Any], stack: str) -> None:
-    """The chips' table, its columns as wide as their widest cell, the calibration last."""
+def print_chips(hw: list[dict[str, Any]], marks: dict[str, Any], stack: str, moe: bool = False) -> None:
+    """The chips' table, its columns as wide as their widest cell, the calibration last (a dense model's,
+    or with `moe` a Mixture-of-Experts model's)."""
+    kind = "a MoE model" if moe else "a dense model; --moe for a MoE one"
     rows = [
         [
             *("hardware", "class", "bf16", "fp8", "fp4", "GiB", "TB/s", "$/h"),
-            f" calibration under {confidence.stack_name(stack)} (its bands: {BAND_MEANING}; TFLOP/s dense, "
-            "— where the chip has no such peak)",
+            f" calibration under {confidence.stack_name(stack)} for {kind} (its bands: {BAND_MEANING}; "
+            "TFLOP/s dense, — where the chip has no such peak)",
         ]
     ]
     for h in hw:

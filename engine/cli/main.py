@@ -45,6 +45,11 @@ def _catalog_flags(sub: Any) -> None:
         default="vllm",
         help="serving stack whose calibration each chip shows",
     )
+    c.add_argument(
+        "--moe",
+        action="store_true",
+        help="each chip's calibration and bands for a Mixture-of-Experts model (default: a dense model's)",
+    )
     c.add_argument("--json", action="store_true", help="one JSON document on stdout")
     c.set_defaults(func=command("engine.cli.catalog:cmd_catalog"))
 

@@ -176,5 +176,5 @@ def print_per_chip(v: Verdict, reruns: tuple[Any, ...] = ()) -> None:
         )
     if said := holds_note((r["holds_text"] for r in rows), v.risk_aware):
         print(f"  {said}")
-    if said := edge_premium_note(v.table, v.objective):
+    if said := edge_premium_note(v.table, v.objective, v.nominal_run if v.premium_text() else None):
         print(f"  {said}")

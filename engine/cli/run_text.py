@@ -6,7 +6,7 @@ the calibration tables; so this module loads only when a report is printed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -417,19 +417,25 @@ def _broken(c: dict[str, Any], slo: Any) -> str:
     return " on E2E" + (f" (its {e2e:,.0f} ms deadline)" if e2e else "")
 
 
-def _band_over(c: dict[str, Any], slo: Any, marks: Sequence[confidence.PoolMark]) -> str:
-    """'; at its bands' top TPOT reads 31.3 ms, over its target (...)' for a passing class whose latency's band
-    reaches past its target: 'passes' beside a TPOT of 28.2 ms against 30, its band up to +11%, read as a
-    margin the band does not promise (a CLI review; `advise` said it misses at the band's edge)."""
+def band_tops_over(c: Mapping[str, Any], slo: Any, marks: Sequence[confidence.PoolMark]) -> list[str]:
+    """['TPOT reads 103 ms'] for each latency of a class (its figures at its SLO percentile, `c`) whose
+    band's top reaches past its target; `run` and `capacity` say them."""
     over = []
     for name, key, target in (
         ("TTFT", "ttft_ms_at_percentile", slo.ttft_ms),
         ("TPOT", "tpot_ms_at_percentile", slo.tpot_ms),
     ):
         band = confidence.figure_range(marks, confidence.HEADLINE_SOURCES[f"{name.lower()}_p99_ms"])
-        if band is not None and c[key] is not None and c[key] * (1 + band[1]) > target:
+        if band is not None and c.get(key) is not None and c[key] * (1 + band[1]) > target:
             over.append(f"{name} reads {figures(c[key] * (1 + band[1]), 3)} ms")
-    if not over:
+    return over
+
+
+def _band_over(c: dict[str, Any], slo: Any, marks: Sequence[confidence.PoolMark]) -> str:
+    """'; at its bands' top TPOT reads 31.3 ms, over its target (...)' for a passing class whose latency's band
+    reaches past its target: 'passes' beside a TPOT of 28.2 ms against 30, its band up to +11%, read as a
+    margin the band does not promise (a CLI review; `advise` said it misses at the band's edge)."""
+    if not (over := band_tops_over(c, slo, marks)):
         return ""
     return (
         f"; at its band's top {' and '.join(over)}, over its target (run --margin reruns it with the chips at "

@@ -56,7 +56,27 @@ def scenario_notes(
         from engine.planning.emit_facts import unchunked_start_note
 
         out += [n] if (n := unchunked_start_note(scenario)) else []
-    return out + span_notes(scenario)
+    return out + span_notes(scenario) + precision_notes(scenario)
+
+
+def precision_notes(scenario: Scenario) -> list[str]:
+    """Each chip of the deployment without a peak at the weights' precision: its matrix multiplies fall back
+    to a wider one (`HardwareSpec.compute_precision`), the weights read at their own width. fp8 weights on
+    an Ascend 910B, or fp4 on an H100, ran with nothing said (a hardware strategist's review)."""
+    weights = scenario.model.weights
+    out, seen = [], set()
+    for i, p in enumerate(scenario.deployment.pools):
+        chip = scenario.chip(p.hardware)
+        if chip is None or p.hardware in seen or weights not in ("fp8", "fp4"):
+            continue
+        seen.add(p.hardware)
+        if (used := chip.compute_precision(weights)) != weights:
+            out.append(
+                f"deployment.pools[{i}].hardware: {p.hardware} has no {weights} peak, so its {weights} weights are "
+                f"modelled weight-only (read at {weights}, multiplied at {used}); check that the serving stack "
+                f"runs {weights} weights on it at all"
+            )
+    return out
 
 
 def _said(value: Any) -> str:

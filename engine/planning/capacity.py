@@ -328,6 +328,7 @@ RUN_COLUMNS = (
     "requests",
     "seed",
     "seeds_passed",
+    "classes_at_percentile",
 )
 """The capacity search's table of the rates it simulated (`_row`)."""
 
@@ -344,6 +345,11 @@ def _row(rate: float, ok: bool, s: Summary) -> dict[str, Any]:
         "goodput_rps": s["goodput_rps"],
         "slo_attainment": s["slo_attainment"],
         "requests": s["requests"]["total"],
+        # each class's latencies at its SLO percentile: what `capacity` holds against its latency bands
+        "classes_at_percentile": {
+            name: {k: c.get(k) for k in ("ttft_ms_at_percentile", "tpot_ms_at_percentile")}
+            for name, c in (s.get("classes") or {}).items()
+        },
     }
 
 

@@ -244,6 +244,7 @@ def row_of(
     # planning window's beside it, 'TTFT p90 332 ms (199 to 808)' stood over a margin of 713 ms (a review)
     out |= bands(quoted, [edge] if edge is not None else [r for r in (s, planning) if r is not None], edge)
     out["objective_value"] = row_value(quoted, search.objective)
+    out["planning_value"] = row_value(planned, search.objective)  # beside its nominal's (edge_premium_note)
     out["holds_slowed"] = holds
     whole = edge is not None or not verify or search.base.duration_s >= full.duration_s  # (a window as long)
     out["holds_text"] = holds_words(holds, whole, search.base.duration_s)

@@ -78,8 +78,36 @@ def test_a_row_that_holds_at_the_edge_only_at_a_premium_says_its_cheapest_as_mod
     ]
     said = edge_premium_note(pd.DataFrame(rows), "usd_per_hour")
     assert said == (
-        "mi300x's row, 4P:12D at $224.00/h, is 250% above the cheapest that passed as modelled over the planning "
-        "window (mi300x tp4 -> mi300x tp1 dp16 ep16 4P:1D at $64.00/h), which does not hold with the chips slowed "
-        "(the rows hold with every chip at its band's pessimistic edge)"
+        "mi300x's row, 4P:12D at $224.00/h over the planning window, is 250% above the cheapest that passed "
+        "there as modelled (mi300x tp4 -> mi300x tp1 dp16 ep16 4P:1D at $64.00/h), which does not hold with the "
+        "chips slowed (the rows hold with every chip at its band's pessimistic edge)"
     )
     assert "b200" not in said and edge_premium_note(pd.DataFrame(rows[:1]), "usd_per_hour") == ""
+
+
+def test_the_premium_note_compares_one_window_and_leaves_the_choice_to_the_premium_line() -> None:
+    """A MoE plan by $/M: the choice's row read "$5.34 per M (its full-length run) is 26% above ... $4.24
+    (the nominal's planning window)" under a premium line of +98% over both full-length runs (a hardware
+    strategist's review). A row compares its planning-window figure with its nominal's; the chosen row
+    whose nominal is the premium line's is left to that line."""
+    import pandas as pd
+
+    from engine.planning.verdict_bands import edge_premium_note
+
+    chosen = {
+        "group": "b200",
+        "split": "1 mixed",
+        "winner": True,
+        "objective_value": 5.34,  # full-length
+        "planning_value": 6.10,
+        "nominal_value": 4.24,
+        "nominal_run": 3,
+        "from_nominal": False,
+        "nominal_shape": "b200 tp8",
+        "nominal_split": "1 mixed",
+    }
+    table = pd.DataFrame([chosen])
+    said = edge_premium_note(table, "usd_per_million_tokens")
+    assert "$6.10 per M output tokens over the planning window, is 44% above" in said and "5.34" not in said
+    assert edge_premium_note(table, "usd_per_million_tokens", said_run=3) == ""
+    assert edge_premium_note(table, "usd_per_million_tokens", said_run=4) == said  # another nominal: said
