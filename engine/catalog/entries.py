@@ -288,9 +288,12 @@ class _HfConfig:
         return self.whole(key, ModelSpec, name)
 
     def optional(self, keys: tuple[str, ...], spec: type[Spec], name: str) -> int | None:
-        """A count that may be absent (null, or 0 meaning "none")."""
+        """A count that may be absent (null; and 0 meaning "none" for the MoE, MLA and head settings). A 0
+        of a size (`SIZES`) is checked as the count it claims to be: an intermediate_size of 0 became 4 x
+        hidden with nothing said (a hostile review)."""
         key = self.find(keys)
-        if key is None or (self.cfg[key] == 0 and not isinstance(self.cfg[key], bool)):
+        zero = key is not None and self.cfg[key] == 0 and not isinstance(self.cfg[key], bool)
+        if key is None or (zero and key not in SIZES):
             return None
         return self.whole(key, spec, name)
 
@@ -326,6 +329,10 @@ def _kv_heads(c: _HfConfig, heads: int) -> int:
 CONTEXT_KEYS = ("max_position_embeddings", "seq_length", "n_positions", "n_ctx", "max_sequence_length")
 """Where a config states its context (GPT-2's n_positions and n_ctx too: it read 131,072 for a 1,024-token
 model, a review)."""
+SIZES = frozenset(
+    {"intermediate_size", "n_inner", *CONTEXT_KEYS, "num_experts_per_tok", "moe_intermediate_size"}
+)
+"""Sizes a config may leave out but not state as 0 (`_HfConfig.optional`)."""
 
 
 TIED_BY_DEFAULT = ("gpt2", "gemma", "gemma2", "gemma3_text")
@@ -360,12 +367,11 @@ def _checkpoint(config: Mapping[str, Any], label: str) -> dict[str, str]:
 
 
 def _read_config(path: Path) -> Mapping[str, Any]:
+    # bounded by what is read: /dev/zero's size reads 0 and its read_text ran out of memory (a hostile review)
+    data = safeparse.read_capped(path, MAX_CONFIG_BYTES, "config.json")
     try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise ScenarioError(f"{path}: {size:,} bytes; a config.json is at most {MAX_CONFIG_BYTES:,}")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ScenarioError(f"{path}: cannot read a JSON config: {exc}") from None
     config = safeparse.loads_json(text, str(path))
     if not isinstance(config, Mapping):

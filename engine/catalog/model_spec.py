@@ -23,6 +23,7 @@ from engine.catalog.specs import (
     Precision,
     Spec,
 )
+from engine.core.text import Line
 
 
 class MoE(Spec):
@@ -57,7 +58,7 @@ class ModelSpec(Spec):
     """A transformer's architecture, enough to count its FLOPs, weight bytes and KV bytes."""
 
     id: str = Field(pattern=ID_PATTERN)
-    name: str = Field(min_length=1, max_length=120)
+    name: Line = Field(min_length=1, max_length=120)
     source: str = Field(min_length=3, max_length=2000)
     layers: Annotated[int, Field(ge=1, le=1000)]
     hidden: Annotated[int, Field(ge=1, le=1_000_000)]

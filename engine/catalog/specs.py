@@ -26,6 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from engine.catalog.peaks import check_peaks
 from engine.core.errors import ScenarioError
 from engine.core.no_bool import boolean_in, field_keys
+from engine.core.text import Line
 
 Precision = Literal["bf16", "fp8", "fp4", "int4"]
 """Weight precisions a scenario may pick."""
@@ -208,8 +209,8 @@ class HardwareSpec(Spec):
     """One accelerator chip: peak numbers, links, power, price and calibration profiles."""
 
     id: str = Field(pattern=ID_PATTERN)
-    name: str = Field(min_length=1, max_length=120)
-    vendor: str = Field(min_length=1, max_length=60)
+    name: Line = Field(min_length=1, max_length=120)
+    vendor: Line = Field(min_length=1, max_length=60)
     kind: ChipClass = Field(alias="class")
     illustrative: bool = False
     tflops: dict[ComputePrecision, Annotated[float, Field(ge=0.01, le=1_000_000)]] = Field(

@@ -92,7 +92,12 @@ def cmd_emit(args: argparse.Namespace) -> int:
     scen = load_scenario(args.scenario, args.set)
     text = emitted_text(scen, args.stack)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:  # a full disk after the check (a traceback: a hostile review)
+            raise ScenarioError(
+                f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})"
+            ) from None
         print(f"wrote the {written(args.stack)} to {args.out}")
     else:
         print(text, end="")

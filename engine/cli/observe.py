@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.catalog.entries import entry_to_toml, load_catalog
@@ -74,10 +73,7 @@ def _read(path: str, args: argparse.Namespace, alone: bool = False) -> Any:
             "taken --window-s seconds before FILE)"
         )
     if args.earlier:
-        try:
-            earlier = Path(args.earlier).read_bytes()[: bounds.MAX_TRACE_BYTES + 1]
-        except OSError as exc:
-            raise ScenarioError(f"--earlier {args.earlier}: cannot read ({exc.strerror})") from None
+        earlier = safeparse.read_capped(args.earlier, bounds.MAX_TRACE_BYTES, "--earlier")
     obs = detect.read_path(path, earlier=earlier, window_s=args.window_s)
     if has_load(obs):  # the load is given for the files that do not state one (as the dashboard does)
         if alone and (args.rate is not None or args.concurrency is not None):  # ignored, unsaid (a review)
@@ -90,15 +86,33 @@ def _read(path: str, args: argparse.Namespace, alone: bool = False) -> Any:
     return with_load(obs, concurrency=args.concurrency, rate_rps=args.rate)
 
 
-def profile_from(path: str) -> CalibrationProfile:
-    """The default profile of a hardware entry's TOML (`fengong calibrate --out`)."""
+PROFILE_MAX_BYTES = 1_000_000
+"""The most a --profile-from file may hold (an entry `calibrate --out` writes is a few kB)."""
+
+
+def profile_from(path: str, hardware: str | None = None) -> CalibrationProfile:
+    """The default profile of a hardware entry's TOML (`fengong calibrate --out`), refused where the entry's
+    chip is not `hardware`'s (its fractions are of its own chip's peaks: an L40S fit on an H100 replayed
+    its TPOT +89% off with nothing said, a hostile review)."""
+    from pydantic import ValidationError
+
+    from engine.core.errors import format_validation_error
+
+    what = f"--profile-from {path}"
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"--profile-from {path}: cannot read ({type(exc).__name__})") from None
-    entry = HardwareSpec.model_validate(
-        safeparse.loads_toml(text, f"--profile-from {path}", max_chars=1_000_000)
-    )
+        text = safeparse.read_capped(path, PROFILE_MAX_BYTES, "--profile-from").decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{what}: not UTF-8 text") from None
+    try:
+        entry = HardwareSpec.model_validate(safeparse.loads_toml(text, what, max_chars=PROFILE_MAX_BYTES))
+    except ValidationError as exc:  # (a raw traceback for eta_compute = 0: a hostile review)
+        raise ScenarioError(f"{what}: {format_validation_error(exc, model=HardwareSpec)}") from None
+    chip = load_catalog().hardware.get(hardware) if hardware is not None else None
+    if chip is not None and (dict(entry.tflops), entry.memory_tb_s) != (dict(chip.tflops), chip.memory_tb_s):
+        raise ScenarioError(
+            f"{what}: the entry {entry.id!r} has other peaks than --hardware {hardware} (its fitted fractions "
+            f"are of its own chip's peaks); replay on the chip it was fitted to, or fit {hardware}'s own"
+        )
     name = entry.default_profile
     if not name or name not in entry.profiles:
         raise ScenarioError(f"--profile-from {path}: the entry names no default_profile among its profiles")
@@ -116,7 +130,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     dep = deployment(args)
     if args.profile_from:
-        dep = replace(dep, profile=profile_from(args.profile_from))
+        dep = replace(dep, profile=profile_from(args.profile_from, dep.hardware))
     obs = _read(args.file, args, alone=True)
     dep = replace(dep, stack=stack_of(args, [obs]))
     rep = playback.replay(obs, dep)

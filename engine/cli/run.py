@@ -211,12 +211,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     check = not args.no_work_limit
     if args.format is not None and not args.out:  # it was silently dropped (a review)
         raise ScenarioError(f"--format {args.format}: applies to the tables --out writes; give --out DIR")
+    if getattr(args, "bands", False) and not args.json:  # dropped in silence (a hostile review)
+        raise ScenarioError(
+            "--bands: applies to --json (the printed report shows every band already); add --json"
+        )
     args.format = args.format or "csv"
     if args.out:
         check_writable_folder(args.out)  # before the runs, not after
     if args.replications > 1:
         if args.margin:  # it was dropped in silence (a review): the margin is one run's
             raise ScenarioError("--margin: applies to one run; leave out --replications, or --margin")
+        if getattr(args, "bands", False):  # (as --margin: a hostile review)
+            raise ScenarioError(
+                "--bands: applies to one run; replications give each figure's interval over the seeds instead"
+            )
         return _run_replications(args, scen, check)
     res = simulate(scen, check_work=check)
     if args.out:

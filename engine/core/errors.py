@@ -191,7 +191,9 @@ def format_validation_error(
                 ctx.get("min_length" if err["type"] == "too_short" else "max_length"),
             )
             least = "at least" if err["type"] == "too_short" else "at most"
-            msg = f"needs {least} {bound} {'entry' if bound == 1 else 'entries'} (got {n})"
+            # a text's are characters: a 200-character name read "needs at most 160 entries" (a hostile review)
+            unit = ("character", "characters") if isinstance(err.get("input"), str) else ("entry", "entries")
+            msg = f"needs {least} {bound} {unit[0] if bound == 1 else unit[1]} (got {n})"
         value = err.get("input")
         if err["type"] in ("tuple_type", "list_type") and isinstance(value, dict) and parts:
             # '[workload.classes]' for '[[workload.classes]]' read "Input should be a valid tuple" (a review)

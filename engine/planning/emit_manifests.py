@@ -70,8 +70,11 @@ def _llmd_env() -> list[dict[str, Any]]:
 
 
 def _k8s_name(text: str) -> str:
+    """A Kubernetes object name from a scenario's: lower-case letters, digits and '-', at most 50, starting
+    and ending with a letter or digit (cut after the strip, it could end in '-', which kubectl refuses:
+    a hostile review)."""
     name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    return name[:50] or "fengong"
+    return name[:50].strip("-") or "fengong"
 
 
 def _service_name(pool: PoolFacts) -> str:

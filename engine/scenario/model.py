@@ -19,13 +19,14 @@ SLOs, a trace), `deployment` (pools, batching, the KV link, speculative decoding
 # string at import (docs/performance.md, "The cold start").
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from engine import policies
 from engine.catalog.model_spec import ModelSpec
 from engine.catalog.specs import Frozen, HardwareSpec, KvPrecision, Precision
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
+from engine.core.text import Line, Prose
 from engine.costmodel import stacks
 from engine.costmodel.ownership import CostBasis
 
@@ -60,21 +61,6 @@ from engine.scenario.workload import Workload as Workload
 
 SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
-
-
-def _no_controls(text: str, allowed: str = "") -> str:
-    """`text` where it holds no control character (but those `allowed`): a name printed by `run` with an
-    escape sequence cleared the terminal and wrote a line of its own above the report (a review)."""
-    bad = next((c for c in text if (ord(c) < 32 or 127 <= ord(c) < 160) and c not in allowed), None)
-    if bad is not None:
-        raise ValueError(f"control character U+{ord(bad):04X} at {text.index(bad)}: printable text only")
-    return text
-
-
-Line = Annotated[str, AfterValidator(_no_controls)]
-"""A line of text: no control characters."""
-Prose = Annotated[str, AfterValidator(lambda t: _no_controls(t, "\n\t"))]
-"""Text of a few lines: no control characters but line feeds and tabs."""
 
 
 class ModelChoice(Frozen):

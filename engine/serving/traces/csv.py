@@ -17,8 +17,9 @@ these cells and columns.
 from __future__ import annotations
 
 import math
+import re
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from itertools import repeat
 
 import numpy as np
@@ -67,6 +68,19 @@ def trace_class_names(text: str, format: str, limit: int = 1000) -> tuple[str, .
 _EMPIRICAL_CACHE: dict[tuple[str, str], np.ndarray] = {}
 
 
+HEADER_NAME = re.compile(r"[\w .()/%+-]{1,64}")
+"""A column name as a CSV header writes one; a first line of other text is not quoted back."""
+
+
+def _columns_said(cols: Mapping[str, int]) -> str:
+    """'columns: a, b' where the first line reads as column names; where it does not, that it does not:
+    /etc/passwd named as a length file printed its first line as the columns (a hostile review), and
+    no message quotes a file's content (docs/bounds.md)."""
+    if not all(HEADER_NAME.fullmatch(c) for c in cols):
+        return "its first line is not a header of column names"
+    return "columns: " + ", ".join(_show(c) for c in list(cols)[:20]) + (", ..." if len(cols) > 20 else "")
+
+
 def length_column(dist: LengthDist) -> np.ndarray:
     """The lengths in a column of a CSV file, each an integer from 1 to MAX_TOKENS_PER_REQUEST.
 
@@ -78,8 +92,7 @@ def length_column(dist: LengthDist) -> np.ndarray:
         name = dist.path
         cols, width, chunks = _csv(_clean_text(_file_text(name), name), name)
         if dist.column not in cols:
-            shown = ", ".join(_show(c) for c in list(cols)[:20]) + (", ..." if len(cols) > 20 else "")
-            raise ScenarioError(f"{name}: no column {dist.column!r}; columns: {shown}")
+            raise ScenarioError(f"{name}: no column {dist.column!r}; {_columns_said(cols)}")
         col = cols[dist.column]
         parts: list[list[np.ndarray]] = []
         for chunk in chunks:
