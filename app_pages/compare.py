@@ -123,6 +123,12 @@ for col, side, trust in ((c1, "A", ta), (c2, "B", tb)):
     with col:
         marks.run_mark(trust, key=f"fg-calibration-{side.lower()}")
 unpaired = ex.unpaired(sa, sb)
+if sa == sb:  # every change read 0.0% with nothing to say why (a browser review)
+    st.info(
+        "A and B are the same scenario: every change reads zero. Choose another preset, or edit the scenario on the "
+        "other pages, for one side.",
+        icon=":material/drag_handle:",
+    )
 if models_differ:
     st.warning(
         f"A serves {plain(sa.model.id)} and B {plain(sb.model.id)}: different models, so every change from A to B "

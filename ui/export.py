@@ -128,6 +128,7 @@ def print_copy(fig: go.Figure, meta: dict[str, str]) -> go.Figure:
         yshift=-(bottom - 8),
         showarrow=False,
         xanchor="left",
+        align="left",  # a wrapped second line was centred under the first (a browser review)
         font={"size": 10, "color": "#666"},
     )
     return out

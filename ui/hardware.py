@@ -311,6 +311,9 @@ quartile of the fractions ...'), which one line of the tab's last column cut at 
 def catalog_tables(cat: Catalog, sc: Scenario, config: dict[str, Any]) -> None:
     """The accelerators' table, a tab per group of columns (`HARDWARE_VIEWS`), each led by the chip's id."""
     frame = hardware_frame(cat, sc)
+    # a cell's text is cut at its row's height: where to read it whole (a browser review read sources cut
+    # mid-sentence as the sources the page promises)
+    st.caption("A cell cut short: the Sources tab gives one chip's figures and sources whole.")
     *tabs, sources = st.tabs([*HARDWARE_VIEWS, "Sources"])
     chip_sources.sources_tab(sources, cat, sc)  # one chip's figures whole, beside their values
     for (name, columns), tab in zip(HARDWARE_VIEWS.items(), tabs, strict=True):

@@ -129,7 +129,7 @@ def pareto_chart(
     if len(best):
         fig.add_trace(_star(best, x, y, data(best), hover))
     fig.update_xaxes(title=x_title, **(LOG_AXIS if log_x else {}))
-    fig.update_yaxes(title=y_title, rangemode="tozero")
+    fig.update_yaxes(title=y_title, rangemode="tozero", **_headroom(rows[y]))
     fig.update_layout(
         title={"text": title, "x": 0, "font": {"size": 15}},
         height=height,
@@ -138,6 +138,13 @@ def pareto_chart(
         legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},  # clears the x title, wrapped
     )
     return fig
+
+
+def _headroom(ys: pd.Series) -> dict[str, Any]:
+    """A y axis from 0 with room above the highest point for its label: labels above it crowded the title
+    and were cut (a browser review)."""
+    top = float(ys.astype(float).max()) if len(ys) else 0.0
+    return {"range": [0, top * 1.15]} if top > 0 and np.isfinite(top) else {}
 
 
 def _log_axis(xs: pd.Series) -> bool:

@@ -54,7 +54,9 @@ def work_line(sc: Scenario, target: float, space: SearchSpace, margin: bool) -> 
         work = plan_work(sc, target, space, margin=margin, **_verdict_work())
     except ScenarioError:
         return None
-    text = f"Work: {plain(work.text())}."
+    # of the values last submitted: the form's fields do not rerun the page, and the line stood unchanged
+    # while a user narrowed the search (a browser review)
+    text = f"Work, for the settings last submitted (Plan updates it): {plain(work.text())}."
     if work.over:
         st.warning(
             text + " Over the limit: lower the load, the window or the simulations.",

@@ -423,13 +423,13 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
     for note in getattr(p, "method", ()):  # how the runs were made (a plan kept from before: none)
         st.info(plain(note))
-    for note in p.notes:  # a sentence where it opens with a word, not a chip's id ('mi300x -> b200: ...')
-        st.warning(plain(opening(note)))
-    if p.best_run is None:
+    if p.best_run is None:  # nothing chosen: the notes say why, first
+        _notes(p.notes)
         return
     if getattr(p, "verdict", None) is not None and p.verdict.chosen is not None:
         verdict_box(p, (edge.chosen, edge.faster) if ours and edge is not None else ())
         _calibration(p, p.runs.iloc[p.best_run])
+        _notes(p.notes, folded=True)
         return
     r = p.runs.iloc[p.best_run]
     pct = f"p{r.get('slo_percentile', 90.0):g}"
@@ -451,6 +451,23 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
         icon=":material/check_circle:",
     )
     _calibration(p, r)
+    _notes(p.notes, folded=True)
+
+
+def _notes(notes: tuple[str, ...] | list[str], folded: bool = False) -> None:
+    """The search's notes, each a warning (a sentence where it opens with a word, not a chip's id); under
+    a choice (`folded`), in one expander after it: a plan that chose opened with three dense amber
+    warnings above its green verdict, read as "something went wrong" (a browser review)."""
+    if not notes:
+        return
+    if not folded:
+        for note in notes:
+            st.warning(plain(opening(note)))
+        return
+    label = f"How the choice was searched and checked: {len(notes)} note{'s' if len(notes) != 1 else ''}"
+    with st.expander(label, icon=":material/fact_check:"):
+        for note in notes:
+            st.warning(plain(opening(note)))
 
 
 def _lead(p: Plan) -> str:

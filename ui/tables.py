@@ -209,8 +209,10 @@ HARDWARE: dict[str, Any] = {
     ),
     "pcie_gb_s": cc.NumberColumn("PCIe (GB/s)", help="To host memory (a host KV cache's link)."),
     "allreduce_latency_us": cc.NumberColumn("All-reduce (µs)", help="Fixed latency of one all-reduce step."),
-    "tdp_w": cc.NumberColumn("TDP (W)"),
-    "idle_w": cc.NumberColumn("Idle (W)", help="Power drawn idle: what a lightly loaded deployment pays."),
+    "tdp_w": cc.NumberColumn("TDP (W)", format="localized"),  # 23000 beside 15,000 (a browser review)
+    "idle_w": cc.NumberColumn(
+        "Idle (W)", format="localized", help="Power drawn idle: what a lightly loaded deployment pays."
+    ),
     "clock_ghz": cc.NumberColumn("Clock (GHz)", help="Boost clock, where a power cap lowers it."),
     "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),
     "capex_usd": cc.NumberColumn(

@@ -277,9 +277,11 @@ def calibration_findings(result: SimResult) -> list[Finding]:
             Finding(
                 "warning",
                 "calibration",
-                f"{hw} ({which}) is uncalibrated under {stack}: its profile comes by a rule ({rule}), not from "
-                f"measurements of {hw} under {stack}; {errors_text(real_bands(cal))}. To calibrate it, fit your "
-                f"own benchmark of it: {hint}.",
+                # what to expect and what to do first, then the rule's terms: the rule of a MoE model ran ten
+                # lines before anything a user could act on (a browser review)
+                f"{hw} ({which}) is uncalibrated under {stack}, so its figures carry a wide band "
+                f"({errors_text(real_bands(cal))}). To calibrate it, fit your own benchmark of it: {hint}. Its "
+                f"profile comes by a rule, not from measurements of {hw} under {stack}: {rule}.",
                 band_numbers(cal),
             )
         )
@@ -306,7 +308,8 @@ def calibration_findings(result: SimResult) -> list[Finding]:
             Finding(  # a fit that misses the chip's own results is a warning as an uncalibrated chip is (a review)
                 "warning" if cal.own_miss else "info",
                 "calibration",
-                f"{hw} ({which}) is partly calibrated under {stack}: {why}; {errors_text(real_bands(cal))}. {fit}",
+                f"{hw} ({which}) is partly calibrated under {stack} ({errors_text(real_bands(cal))}). {fit} "
+                f"Why partly: {why}.",
                 band_numbers(cal),
             )
         )

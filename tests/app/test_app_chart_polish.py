@@ -35,6 +35,7 @@ def test_an_exported_chart_keeps_its_caption_and_title_inside_the_canvas() -> No
     text = long.layout.annotations[-1].text
     assert "<br>" in text and all(len(line) <= export.CAPTION_CHARS for line in text.split("<br>"))
     assert text.endswith(f"seed {META['seed']}") and long.layout.margin.b > out.layout.margin.b
+    assert long.layout.annotations[-1].align == "left"  # its second line under its first, not centred
 
 
 def test_an_exported_charts_caption_keeps_clear_of_a_legend_one_entry_a_row() -> None:

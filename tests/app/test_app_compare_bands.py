@@ -26,6 +26,8 @@ def test_a_scenario_against_itself_reads_its_cards_bands_in_the_table() -> None:
     assert len(cards) == len(CARDS)
     for label, figure in CARDS.items():
         assert bands[figure] and bands[figure] in cards[label], (figure, bands[figure], cards[label])
+    # every change reads zero, and the page says why (it did not: a browser review)
+    assert any("A and B are the same scenario" in i.value for i in at.info)
 
 
 def test_every_latency_percentile_reads_its_spread_where_its_chip_has_no_band_of_its_kind() -> None:

@@ -44,7 +44,8 @@ def test_the_estimate_is_shown_before_planning_and_a_plan_over_the_limit_is_refu
 ) -> None:
     at = planner()
     # before any plan: the default form's work, margin included
-    assert any(t.startswith("Work: about") and "of the limit" in t for t in texts(at.caption))
+    lead = "Work, for the settings last submitted (Plan updates it): about"
+    assert any(t.startswith(lead) and "of the limit" in t for t in texts(at.caption))
     calls: list[Any] = []
     monkeypatch.setattr("engine.planning.search.simulate", lambda *a, **k: calls.append(a))
     at.number_input(key="plan_target").set_value(600.0)

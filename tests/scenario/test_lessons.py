@@ -113,8 +113,8 @@ CLAIMS: dict[str, list[tuple[str, Callable[[Summary], str]]]] = {
     ],
     "chat-ascend-910b": [
         ("(99.0% of requests within SLO)", lambda s: f"({_pct(s['slo_attainment'])} of requests within SLO)"),
-        ("p50 8.9 ms", lambda s: f"p50 {_lat('tpot', 'p50')(s):.1f} ms"),
-        ("p90 50.2 ms", lambda s: f"p90 {_lat('tpot', 'p90')(s):.1f} ms"),
+        ("p50 TPOT, 8.9 ms", lambda s: f"p50 TPOT, {_lat('tpot', 'p50')(s):.1f} ms"),
+        ("p90, 50.2 ms", lambda s: f"p90, {_lat('tpot', 'p90')(s):.1f} ms"),
         ("$8.49 an hour", lambda s: f"${s['cost']['usd_per_hour']:.2f} an hour"),
     ],
     "offline-batch": [
