@@ -60,7 +60,9 @@ def bill_chart(res: LifetimeResult) -> go.Figure:
     p = res.periods
     # each period's name wrapped under its two bars and kept level: slanted, 'MoE 671B, FP4, long prompts'
     # ran past the chart and under the legend at 1,100 and 1,280 px (a review)
-    x = [period_labels(p, width=10), list(p["portfolio"])]
+    # as wide as the periods leave room for: at ten characters a three-period bill's labels ran to five
+    # lines (a browser review)
+    x = [period_labels(p, width=max(10, 90 // max(p["period"].nunique(), 1))), list(p["portfolio"])]
     fig = go.Figure()
     for col, (name, colour) in PART_STYLE.items():
         if not (p[col] > 0).any():

@@ -111,7 +111,7 @@ def pareto_chart(
                     x=sub[x],
                     y=sub[y],
                     mode="markers+text",
-                    text=sub["split"].where(sub.index.map(lambda i: sides.get(i) is not None), ""),
+                    text=sub["split"].where(_labelled(sub, sides), ""),
                     textposition=sub.index.map(place).tolist(),
                     name=f"{mode}, meets SLOs" + ("" if calibrated else ", uncalibrated chip"),
                     marker={
@@ -127,7 +127,7 @@ def pareto_chart(
             )
     best = rows[rows["chosen"]]
     if len(best):
-        fig.add_trace(_star(best, x, y, data(best), hover))
+        fig.add_trace(_star(best, x, y, data(best), hover, sides))
     fig.update_xaxes(title=x_title, **(LOG_AXIS if log_x else {}))
     fig.update_yaxes(title=y_title, rangemode="tozero", **_headroom(rows[y]))
     fig.update_layout(
@@ -138,6 +138,13 @@ def pareto_chart(
         legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},  # clears the x title, wrapped
     )
     return fig
+
+
+def _labelled(sub: pd.DataFrame, sides: dict[Any, str]) -> np.ndarray:
+    """Which of `sub`'s points carry their label: those `label_sides` placed, but the chosen one, whose
+    label its star carries."""
+    placed = np.array([sides.get(i) is not None for i in sub.index], dtype=bool)
+    return placed & ~sub["chosen"].astype(bool).to_numpy()
 
 
 def _headroom(ys: pd.Series) -> dict[str, Any]:
@@ -185,14 +192,22 @@ def _misses(
             )
 
 
-def _star(best: pd.DataFrame, x: str, y: str, data: np.ndarray, hover: str) -> go.Scatter:
-    """The chosen run's star. It answers hover and click itself: with `hoverinfo="skip"` a click went
-    through it to whatever lay beneath, a failing colocated run at the same cost and goodput, which was
-    then loaded as "the choice" (a walkthrough)."""
+def _star(
+    best: pd.DataFrame, x: str, y: str, data: np.ndarray, hover: str, sides: dict[Any, str] | None = None
+) -> go.Scatter:
+    """The chosen run's star, with its label where `sides` (`label_sides`) placed one, set off by the star's
+    size: the point's own label, beneath it, was hidden by it (a browser review). It answers hover and click
+    itself: with `hoverinfo="skip"` a click went through it to whatever lay beneath, a failing colocated run
+    at the same cost and goodput, which was then loaded as "the choice" (a walkthrough)."""
+    sides = sides or {}
+    text = [str(best.at[i, "split"]) if sides.get(i) else "" for i in best.index]
     return go.Scatter(
         x=best[x],
         y=best[y],
-        mode="markers",
+        mode="markers+text" if any(text) else "markers",
+        text=text if any(text) else None,
+        textposition=[sides.get(i) or "top center" for i in best.index],
+        cliponaxis=False,
         # risk-aware, the choice is the cheapest that still passes with slower chips, not the cheapest
         # passing point on the chart (the legend's "cheapest passing" sat beside cheaper passing runs)
         name="chosen (the verdict's)",

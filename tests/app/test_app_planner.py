@@ -70,14 +70,18 @@ def test_failing_runs_are_grey_crosses_off_the_frontier() -> None:
     assert list(misses.x) == [10.0] and misses.marker.symbol == "x" and misses.text is None
     assert list(traces["colocated, meets SLOs"].x) == [20.0, 30.0, 40.0]
     assert list(traces["colocated, meets SLOs"].text) == [
-        "2 mixed",
+        "",
         "",
         "4 mixed",
-    ]  # labels on the frontier only
+    ]  # labels on the frontier only, the chosen one's on its star
     # the star is drawn last (on top) and answers a click with the chosen run itself: with no
     # customdata a click fell through it to a failing run at the same point, loaded as "the choice"
     star = fig.data[-1]
     assert star.name.startswith("chosen") and star.hoverinfo != "skip"
+    # it carries the point's label, set off by its size (beneath it, the label was hidden: a browser review)
+    assert list(star.text) == ["2 mixed"] and star.mode == "markers+text"
+    # room above the highest point for its label
+    assert fig.layout.yaxis.range[1] > max(traces["colocated, meets SLOs"].y)
     assert selected_run({"selection": {"points": [{"customdata": list(star.customdata[0])}]}}) == 1
     # a frontier of one point draws no line, so it has no legend entry (one stood for nothing drawn: a review)
     lone = passing_frontiers(frame.assign(passes=[False, True, False, False]))
