@@ -66,7 +66,9 @@ def findings_at_the_edge(slot: Any, result: SimResult, slower: Any) -> None:
     if not result.summary["requests"]["total"]:  # said in its place already
         return
     try:
-        found = ex.at_the_edge(ex.findings(result), slower)
+        found = ex.at_the_edge(
+            ex.findings(result), slower, tops=ex.latency_tops(result.scenario, result.summary)
+        )
     except Exception:  # the first drawing stands
         return
     with slot.container():

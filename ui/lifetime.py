@@ -21,6 +21,7 @@ from engine.core import ScenarioError
 from engine.planning import (
     LIFETIME_SIZING_NOTE,
     LifetimeResult,
+    lifetime_assumed_price_notes,
     lifetime_headline,
     lifetime_names,
     lifetime_precision_notes,
@@ -188,7 +189,8 @@ def section() -> None:
     st.caption(
         LIFETIME_SIZING_NOTE
     )  # the engine's own text (not a user's): its `fengong plan` renders as code
-    for note in lifetime_precision_notes(res):  # a flexible chip's narrower weights through a wider path
+    # a flexible chip's narrower weights through a wider path; the prices the catalog assumes
+    for note in lifetime_precision_notes(res) + lifetime_assumed_price_notes(res):
         st.caption(plain(sentence(note)) + ".")
     with st.expander("Every period of every portfolio", icon=":material/table_rows:"):
         st.dataframe(

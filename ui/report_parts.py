@@ -56,7 +56,7 @@ def report_sections(result: SimResult) -> list[tuple[str, str]]:
     verdicts = verdicts.to_html(index=False, border=0, classes="summary")
     findings = ex.findings(result)
     if spread is not None:  # a pass that rests on chips as fast as modelled, said as the page says it
-        findings = ex.at_the_edge(findings, spread.slower)
+        findings = ex.at_the_edge(findings, spread.slower, tops=ex.latency_tops(sc, s))
     found = "".join(
         f"<li><strong>{html.escape(f.severity)}</strong>: {html.escape(f.text)}</li>" for f in findings
     )

@@ -478,15 +478,27 @@ def list_priced(hw: HardwareSpec) -> bool:
     return LIST_PRICE_MARK in hw.sources.get("usd_per_hour", "").lower()  # Inferentia2's starts a sentence
 
 
-def price_assumed(hw: HardwareSpec, own: bool = False, capex_given: bool = False) -> bool:
+def price_assumed(
+    hw: HardwareSpec, own: bool = False, capex_given: bool = False, server_given: bool = False
+) -> bool:
     """Whether the price a run bills a chip at is the catalog's assumption rather than a published
     figure (its source opens with "assumption", or says it is "not verified"): rented, its hourly rate;
-    owned (`own`), its purchase price. A price the user gave is theirs, not an assumption: the
-    scenario's purchase price (`capex_given`), a chip entered on the Hardware page ("entered by the
-    user")."""
-    if own and capex_given:
-        return False
-    source = hw.sources.get("capex_usd" if own else "usd_per_hour", "").strip().lower()
+    owned (`own`), its purchase price or its share of the server's (an H100's assumed $12,000 server
+    share, a fifth of its owned bill, went unflagged: a capacity planner's review). A price the user gave
+    is theirs, not an assumption: the scenario's purchase price (`capex_given`) or server share
+    (`server_given`), a chip entered on the Hardware page ("entered by the user")."""
+    if not own:
+        return _assumed(hw.sources.get("usd_per_hour", ""))
+    chip = not capex_given and _assumed(hw.sources.get("capex_usd", ""))
+    server = (
+        not server_given and bool(hw.server_capex_usd) and _assumed(hw.sources.get("server_capex_usd", ""))
+    )
+    return chip or server
+
+
+def _assumed(source: str) -> bool:
+    """A source that opens with "assumption" or says it is "not verified", not the user's own entry."""
+    source = source.strip().lower()
     if "entered by the user" in source:
         return False
     return source.startswith("assumption") or "not verified" in source

@@ -47,16 +47,11 @@ def _advice(args: argparse.Namespace, scen: Scenario) -> Advice:
     edge = run_margin(scen, res.summary, check_work=not args.no_work_limit)
     if not edge.slowdown:  # no chip has a band
         return adv
-    from engine.cli.run_text import band_tops_over
-    from engine.explain import confidence
+    from engine.explain.edge_findings import latency_tops
 
-    marks, slos = confidence.pool_marks(scen), {c.name: c.slo for c in scen.workload.classes}
-    tops = {
-        name: band_tops_over(c, slos[name], marks)
-        for name, c in res.summary.get("classes", {}).items()
-        if name in slos
-    }
-    found = at_the_edge(adv.findings, edge.slowed, "`fengong run --margin` reruns it", tops)
+    found = at_the_edge(
+        adv.findings, edge.slowed, "`fengong run --margin` reruns it", latency_tops(scen, res.summary)
+    )
     return Advice(adv.roofline, tuple(found), adv.specialisation)
 
 

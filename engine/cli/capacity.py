@@ -227,7 +227,7 @@ def _band_past_target(cap: Any, scen: Any, marks: Any, with_margin: bool) -> str
     TPOT band reaches further (+72% against +29% of time), and a capacity of 23.4 req/s (16.9 at the slow
     edge) stood where `run` at 16.9 said its TPOT band reaches 103 ms against a 90 ms target (a hardware
     strategist's review)."""
-    from engine.cli.run_text import band_tops_over
+    from engine.explain.edge_findings import band_tops_over
 
     runs = cap.runs
     if not cap.capacity_rps or "classes_at_percentile" not in runs:
@@ -250,9 +250,10 @@ def _band_past_target(cap: Any, scen: Any, marks: Any, with_margin: bool) -> str
         if with_margin
         else ""
     )
+    seeds = f", the highest of its {cap.seeds} seeds," if getattr(cap, "seeds", 1) > 1 else ""
     return (
-        f"at {rate_down(cap.capacity_rps)} req/s {' and '.join(said)} at its band's top, over its target: "
-        f"{edges}that latency's own error allows worse (run --margin at that rate reruns it)"
+        f"at {rate_down(cap.capacity_rps)} req/s{seeds} {'; '.join(said)} at the band's top, over the target: "
+        f"{edges}a latency's own error allows worse (run --margin at that rate reruns it)"
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from engine import explain as ex
 from engine.cli.common import emit_json, is_file_ref, load_scenario, with_sets
 from engine.core.errors import ScenarioError
+from engine.explain.bill import assumed_said
 from engine.scenario import naming
 from engine.scenario.codec import preset_names
 from engine.scenario.model import Scenario
@@ -120,6 +121,12 @@ def notes_of(a: Scenario, b: Scenario, ra: SimResult, rb: SimResult) -> list[str
         out.append(
             "A and B are priced differently: a change in cost is as much the prices' as the deployments'."
         )
+    for side, r in (("A", ra), ("B", rb)):  # a cost call rests on them (only --json said so: a review)
+        if assumed := r.summary["cost"].get("assumed_prices"):
+            own = r.summary["cost"].get("mode") == "own"
+            out.append(
+                f"{side} is billed at {assumed_said(assumed, own)}: its cost is a what-if, not a quote."
+            )
     for side, r in (("A", ra), ("B", rb)):
         for line in (ex.line(r.summary), ex.rising_line(r.summary)):
             if line is not None:

@@ -11,7 +11,14 @@ from __future__ import annotations
 import argparse
 
 from engine.cli.common import emit_json
-from engine.planning.lifetime import SIZING_NOTE, LifetimeResult, precision_notes, run_lifetime, summary_line
+from engine.planning.lifetime import (
+    SIZING_NOTE,
+    LifetimeResult,
+    assumed_price_notes,
+    precision_notes,
+    run_lifetime,
+    summary_line,
+)
 from engine.planning.lifetime_spec import load_lifetime
 
 
@@ -53,6 +60,6 @@ def print_text(res: LifetimeResult) -> None:
             f"{t['book_value_end_usd']:14,.0f} {t['usd_per_million_tokens']:8.3f}"
         )
     print("\n" + summary_line(res))
-    for note in precision_notes(res):
+    for note in precision_notes(res) + assumed_price_notes(res):
         print(f"note: {note}")
     print(SIZING_NOTE)

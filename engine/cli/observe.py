@@ -107,8 +107,7 @@ def profile_from(path: str, hardware: str | None = None) -> CalibrationProfile:
         entry = HardwareSpec.model_validate(safeparse.loads_toml(text, what, max_chars=PROFILE_MAX_BYTES))
     except ValidationError as exc:  # (a raw traceback for eta_compute = 0: a hostile review)
         raise ScenarioError(f"{what}: {format_validation_error(exc, model=HardwareSpec)}") from None
-    chip = load_catalog().hardware.get(hardware) if hardware is not None else None
-    if chip is not None and (dict(entry.tflops), entry.memory_tb_s) != (dict(chip.tflops), chip.memory_tb_s):
+    if hardware is not None and not _same_silicon(entry, hardware):
         raise ScenarioError(
             f"{what}: the entry {entry.id!r} has other peaks than --hardware {hardware} (its fitted fractions "
             f"are of its own chip's peaks); replay on the chip it was fitted to, or fit {hardware}'s own"
@@ -117,6 +116,22 @@ def profile_from(path: str, hardware: str | None = None) -> CalibrationProfile:
     if not name or name not in entry.profiles:
         raise ScenarioError(f"--profile-from {path}: the entry names no default_profile among its profiles")
     return entry.profiles[name]
+
+
+def _same_silicon(entry: HardwareSpec, hardware: str) -> bool:
+    """Whether a profile's entry is of `hardware`'s chip or of one on its die (`chip_rules.SAME_SILICON`: an
+    H100 fit replayed on an H200, as the catalog itself runs the H200 on the H100's profile): its peaks are
+    a catalog chip's whose die is `hardware`'s. A chip not in the catalog is not judged."""
+    from engine.calibration.chip_rules import SAME_SILICON
+
+    cat = load_catalog().hardware
+    if hardware not in cat:
+        return True
+    die = SAME_SILICON.get(hardware, hardware)
+    peaks = (dict(entry.tflops), entry.memory_tb_s)
+    return any(
+        SAME_SILICON.get(c.id, c.id) == die and (dict(c.tflops), c.memory_tb_s) == peaks for c in cat.values()
+    )
 
 
 def _setup_dict(obs: Any) -> dict[str, Any]:

@@ -6,13 +6,14 @@ the calibration tables; so this module loads only when a report is printed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.core.numbers import count3, figures, plain
 from engine.explain import confidence, run_bands, run_notes, sustain
 from engine.explain.bill import assumed_said, billed_said, listed_said
+from engine.explain.edge_findings import band_tops_over
 from engine.explain.power_line import mean_power_text, power_cap_line
 from engine.explain.presentation import edge_line, scheduler_figures
 from engine.explain.scaled import autoscale_line
@@ -415,20 +416,6 @@ def _broken(c: dict[str, Any], slo: Any) -> str:
     # at its percentile, each request being held to the deadline, which its attainment above counts
     e2e = getattr(slo, "e2e_ms", None)
     return " on E2E" + (f" (its {e2e:,.0f} ms deadline)" if e2e else "")
-
-
-def band_tops_over(c: Mapping[str, Any], slo: Any, marks: Sequence[confidence.PoolMark]) -> list[str]:
-    """['TPOT reads 103 ms'] for each latency of a class (its figures at its SLO percentile, `c`) whose
-    band's top reaches past its target; `run` and `capacity` say them."""
-    over = []
-    for name, key, target in (
-        ("TTFT", "ttft_ms_at_percentile", slo.ttft_ms),
-        ("TPOT", "tpot_ms_at_percentile", slo.tpot_ms),
-    ):
-        band = confidence.figure_range(marks, confidence.HEADLINE_SOURCES[f"{name.lower()}_p99_ms"])
-        if band is not None and c.get(key) is not None and c[key] * (1 + band[1]) > target:
-            over.append(f"{name} reads {figures(c[key] * (1 + band[1]), 3)} ms")
-    return over
 
 
 def _band_over(c: dict[str, Any], slo: Any, marks: Sequence[confidence.PoolMark]) -> str:

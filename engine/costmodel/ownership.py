@@ -119,8 +119,13 @@ def assumed_prices(chips: Iterable[HardwareSpec], basis: CostBasis) -> dict[str,
     own = basis.mode == "own"
     out = {}
     for hw in sorted({h.id: h for h in chips}.values(), key=lambda h: h.id):
-        if price_assumed(hw, own, hw.id in basis.capex_usd):
-            out[hw.id] = f"${hw.capex_usd:,.0f}" if own and hw.capex_usd else f"${hw.usd_per_hour:,.2f}/h"
+        if price_assumed(hw, own, hw.id in basis.capex_usd, hw.id in basis.server_capex_usd):
+            chip, server = capex_usd(hw, basis) if own and hw.capex_usd else (0.0, 0.0)
+            out[hw.id] = (
+                f"${chip:,.0f} a chip" + (f" and ${server:,.0f} its server share" if server else "")
+                if own and hw.capex_usd
+                else f"${hw.usd_per_hour:,.2f}/h"
+            )
     return out
 
 

@@ -34,7 +34,7 @@ _BY_MODULE = {
     ),
     "advisor": "Advice Finding advise findings",
     "asic": "STABLE_MONTHS specialisation",
-    "edge_findings": "at_the_edge",
+    "edge_findings": "at_the_edge latency_tops",
     "finding": "number_rows",
     "rooflines": "roofline_table",
     "software": "porting_lines",
@@ -205,6 +205,7 @@ __all__ = [
     "latency",
     "latency_cdfs",
     "latency_shortfall",
+    "latency_tops",
     "layer_view",
     "length_columns",
     "length_histogram",
@@ -355,7 +356,7 @@ if TYPE_CHECKING:
     from engine.explain.drill import behind_lines as drill_behind_lines
     from engine.explain.drill import class_attainment, degrade_note, fallback_drill, unchanged, unchanged_text
     from engine.explain.drill import ttft_text as drill_ttft_text
-    from engine.explain.edge_findings import at_the_edge
+    from engine.explain.edge_findings import at_the_edge, latency_tops
     from engine.explain.finding import number_rows
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.layout_choices import fitting_eps

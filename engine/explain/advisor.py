@@ -279,8 +279,8 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "calibration",
                 # what to expect and what to do first, then the rule's terms: the rule of a MoE model ran ten
                 # lines before anything a user could act on (a browser review)
-                f"{hw} ({which}) is uncalibrated under {stack}, so its figures carry a wide band "
-                f"({errors_text(real_bands(cal))}). To calibrate it, fit your own benchmark of it: {hint}. Its "
+                f"{hw} ({which}) is uncalibrated under {stack} ({errors_text(real_bands(cal))}). To calibrate "
+                f"it, fit your own benchmark of it: {hint}. Its "
                 f"profile comes by a rule, not from measurements of {hw} under {stack}: {rule}.",
                 band_numbers(cal),
             )

@@ -129,9 +129,10 @@ def assumed_said(assumed: Mapping[str, str], own: bool = False) -> str:
     (`own`), 'a purchase price the catalog assumes, not a published one: mi300x $15,000'."""
     one = len(assumed) == 1
     said = ", ".join(f"{chip} {price}" for chip, price in assumed.items())
-    if own:
+    if own:  # a chip's, its server share's, or both (`ownership.assumed_prices`)
         what = "a purchase price" if one else "purchase prices"
-        return f"{what} the catalog assumes, not {'a published one' if one else 'published ones'}: {said}"
+        published = "a published one" if one else "published ones"
+        return f"{what} the catalog assumes, in part or whole, not {published}: {said}"
     what = (
         "a price the catalog assumes, not a published rate"
         if one

@@ -16,6 +16,41 @@ from engine.explain.finding import SEVERITY_ORDER, Finding
 from engine.explain.presentation import duration_text
 
 
+def band_tops_over(c: Mapping[str, Any], slo: Any, marks: Sequence[Any]) -> list[str]:
+    """['TPOT reads 103 ms'] for each latency of a class (its figures at its SLO percentile, `c`) that is
+    within its target as modelled and past it at its band's top (`run`, `capacity`, `advise` and the
+    Results page say them). One already past its target as modelled is its miss, not its band's: under the
+    attainment rule a capacity row passes with a class's p90 TPOT over its target, and the band's top read
+    as the reason it might fail (a code review)."""
+    from engine.core.numbers import figures
+    from engine.explain import confidence
+
+    over = []
+    for name, key, target in (
+        ("TTFT", "ttft_ms_at_percentile", slo.ttft_ms),
+        ("TPOT", "tpot_ms_at_percentile", slo.tpot_ms),
+    ):
+        ms = c.get(key)
+        band = confidence.figure_range(marks, confidence.HEADLINE_SOURCES[f"{name.lower()}_p99_ms"])
+        if band is not None and ms is not None and ms <= target < ms * (1 + band[1]):
+            over.append(f"{name} reads {figures(ms * (1 + band[1]), 3)} ms")
+    return over
+
+
+def latency_tops(scenario: Any, summary: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Per class of a run, `band_tops_over` with its pools' bands: what `at_the_edge` warns of where the
+    class holds with every chip slowed (`advise` warned and the Results page did not: a code review)."""
+    from engine.explain import confidence
+
+    marks = confidence.pool_marks(scenario, summary)
+    slos = {c.name: c.slo for c in scenario.workload.classes}
+    return {
+        name: over
+        for name, c in (summary.get("classes") or {}).items()
+        if name in slos and (over := band_tops_over(c, slos[name], marks))
+    }
+
+
 def at_the_edge(
     found: Sequence[Finding],
     slower: Mapping[str, Any],

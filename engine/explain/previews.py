@@ -415,7 +415,7 @@ def pool_summary(pool: Pool, catalog: Catalog, basis: CostBasis | None = None) -
         except ScenarioError:  # no purchase price: the run is refused the same way, naming the field
             price = f", owned: no purchase price (cost.capex_usd.{hw.id})"
         else:
-            assumed = price_assumed(hw, own=True, capex_given=hw.id in basis.capex_usd)
+            assumed = price_assumed(hw, True, hw.id in basis.capex_usd, hw.id in basis.server_capex_usd)
             price = f", ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)" + (
                 "; assumed purchase price" if assumed else ""
             )

@@ -45,6 +45,7 @@ _API = {
     "lifetime_headline": "engine.planning.lifetime",
     "lifetime_summary": "engine.planning.lifetime",
     "lifetime_precision_notes": "engine.planning.lifetime",
+    "lifetime_assumed_price_notes": "engine.planning.lifetime",
     "LIFETIME_SIZING_NOTE": "engine.planning.lifetime",
     "load_lifetime": "engine.planning.lifetime_spec",
     "run_lifetime": "engine.planning.lifetime",
@@ -95,6 +96,7 @@ _RENAMED = {
     "lifetime_headline": "headline_line",
     "lifetime_summary": "summary_line",
     "lifetime_precision_notes": "precision_notes",
+    "lifetime_assumed_price_notes": "assumed_price_notes",
     "LIFETIME_SIZING_NOTE": "SIZING_NOTE",
     "band_take_in": "take_in",
     "steady_reruns": "steady",
@@ -137,6 +139,7 @@ __all__ = [
     "emit_deployment",
     "holds_note",
     "holds_with_margin",
+    "lifetime_assumed_price_notes",
     "lifetime_headline",
     "lifetime_names",
     "lifetime_precision_notes",
@@ -174,6 +177,7 @@ if TYPE_CHECKING:
     from engine.planning.frontier import off_frontier_text, passing_frontiers
     from engine.planning.lifetime import SIZING_NOTE as LIFETIME_SIZING_NOTE
     from engine.planning.lifetime import LifetimeResult, run_lifetime
+    from engine.planning.lifetime import assumed_price_notes as lifetime_assumed_price_notes
     from engine.planning.lifetime import headline_line as lifetime_headline
     from engine.planning.lifetime import precision_notes as lifetime_precision_notes
     from engine.planning.lifetime import summary_line as lifetime_summary

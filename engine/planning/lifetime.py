@@ -118,7 +118,7 @@ class LifetimeResult:
             "periods": self.periods.to_dict(orient="records"),
             "totals": self.totals.to_dict(orient="records"),
             "summary": summary_line(self),
-            "notes": precision_notes(self),
+            "notes": precision_notes(self) + assumed_price_notes(self),
         }
 
 
@@ -428,6 +428,32 @@ SIZING_NOTE = (
 )
 """What a lifetime's counts are, said beside its figures (a review ran a period's GPU deployment and
 found it failing its SLO, with nothing in the output to say the counts were not simulated)."""
+
+
+def assumed_price_notes(res: LifetimeResult, catalog: Catalog | None = None) -> list[str]:
+    """The chips of the life billed at prices the catalog assumes (`ownership.assumed_prices`): the
+    flexible ones on the life's basis, a dedicated one owned whatever the basis. A decode ASIC's assumed
+    $15,000 and $10,000 server share set its depreciation, its $60,000 write-off and the headline, and
+    nothing said they were assumed (a capacity planner's review)."""
+    cat = catalog or shared_catalog()
+    basis = res.lifetime.cost
+    choices = [
+        c for pf in res.lifetime.portfolios for c in (pf.prefill, pf.decode, pf.fallback) if c is not None
+    ]
+    flexible = [cat.hardware[c.hardware] for c in choices if not c.dedicated and c.hardware in cat.hardware]
+    dedicated = [cat.hardware[c.hardware] for c in choices if c.dedicated and c.hardware in cat.hardware]
+    out = []
+    if said := ownership.assumed_prices(flexible, basis):
+        out.append(
+            f"assumed prices, not published ones ({'owned' if basis.mode == 'own' else 'rented'}): "
+            + ", ".join(f"{chip} {price}" for chip, price in said.items())
+        )
+    if said := ownership.assumed_prices(dedicated, basis.model_copy(update={"mode": "own"})):
+        out.append(
+            "assumed purchase prices of the dedicated chips (owned whatever the basis), which set their "
+            "depreciation and any write-off: " + ", ".join(f"{chip} {price}" for chip, price in said.items())
+        )
+    return out
 
 
 def precision_notes(res: LifetimeResult, catalog: Catalog | None = None) -> list[str]:

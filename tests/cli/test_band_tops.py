@@ -12,9 +12,8 @@ from types import SimpleNamespace
 import pandas as pd
 
 from engine.cli.capacity import _band_past_target
-from engine.cli.run_text import band_tops_over
 from engine.explain import confidence
-from engine.explain.edge_findings import at_the_edge
+from engine.explain.edge_findings import at_the_edge, band_tops_over, latency_tops
 from engine.explain.finding import Finding
 from engine.scenario import codec
 
@@ -39,7 +38,7 @@ def _capacity(tpot_ms: float) -> SimpleNamespace:
             {"rate_rps": 23.8, "passes": False, "classes_at_percentile": at},
         ]
     )
-    return SimpleNamespace(capacity_rps=23.4, runs=runs)
+    return SimpleNamespace(capacity_rps=23.4, runs=runs, seeds=1)
 
 
 def test_capacity_says_a_latency_band_past_its_target_at_the_capacity() -> None:
@@ -50,11 +49,13 @@ def test_capacity_says_a_latency_band_past_its_target_at_the_capacity() -> None:
     said = _band_past_target(_capacity(60.3), sc, marks, True)
     assert (
         said.startswith("at 23.4 req/s class chat's TPOT reads ")
-        and "at its band's top, over its target" in said
+        and "at the band's top, over the target" in said
     )
     assert "slow every chip by its throughput band only" in said
     assert "throughput band only" not in _band_past_target(_capacity(60.3), sc, marks, False)
     assert _band_past_target(_capacity(40.0), sc, marks, True) == ""  # 40 ms at its band's top is within 90
+    # already past its target as modelled (a row that passes under the attainment rule): its miss, not its band's
+    assert _band_past_target(_capacity(95.0), sc, marks, True) == ""
 
 
 def test_advise_warns_where_the_pass_holds_slowed_but_not_at_its_latency_band_s_top() -> None:
@@ -72,6 +73,9 @@ def test_advise_warns_where_the_pass_holds_slowed_but_not_at_its_latency_band_s_
         and "with every chip at its band's pessimistic edge; at its band's top TPOT" in f.text
     )
     assert at_the_edge([passing], slowed, "run --margin") == [passing]  # no band past the target: as it was
+    # the Results page and the report reach the same from the run itself (`latency_tops`)
+    summary = {"classes": {"chat": c}, "calibration": {}}
+    assert latency_tops(sc, summary)["chat"] == tops["chat"]
 
 
 def test_the_catalog_says_its_bands_are_a_dense_model_s_and_gives_a_moe_model_s(capsys) -> None:

@@ -63,6 +63,15 @@ def test_a_profile_file_out_of_range_too_large_or_of_another_chip_is_refused_by_
         profile_from(str(big), "l40s")
     with pytest.raises(ScenarioError, match=r"other peaks than --hardware h100-sxm"):
         profile_from(str(l40s_entry), "h100-sxm")
+    # a fit of a chip on the same die is taken, as the catalog runs an H200 on the H100's profile
+    from engine.catalog.entries import entry_to_toml, load_catalog
+
+    h100 = tmp_path / "h100.toml"
+    spec = (
+        load_catalog().hardware["h100-sxm"].model_copy(update={"id": "h100-mine", "default_profile": "vllm"})
+    )
+    h100.write_text(entry_to_toml(spec))
+    assert profile_from(str(h100), "h200").eta_compute > 0
 
 
 def test_reads_are_bounded_by_what_is_read_not_by_the_file_s_stated_size() -> None:
@@ -116,11 +125,22 @@ def test_run_bands_is_refused_where_it_would_be_dropped(capsys: pytest.CaptureFi
 
 
 def test_a_length_file_whose_first_line_is_not_a_header_is_not_quoted_back(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """/etc/passwd named as a length file printed its first line as the columns (docs/bounds.md: no
     message quotes a file's content)."""
     bad = 'workload.classes[0].input={kind="empirical",path="/etc/passwd",column="x"}'
     assert cli.main(["run", "chat-colocated", "--set", "duration_s=5", "--set", bad]) == 2
     err = capsys.readouterr().err
-    assert "its first line is not a header of column names" in err and "root" not in err
+    assert "is not a header of column names" in err and "root" not in err
+    token = tmp_path / "token.csv"  # a one-line file of word characters is not quoted either
+    token.write_text("ghp_R3alL00kingT0kenABCDEFGHIJKLMNOPQRSTUV\n")
+    bad = f'workload.classes[0].input={{kind="empirical",path="{token}",column="x"}}'
+    assert cli.main(["run", "chat-colocated", "--set", "duration_s=5", "--set", bad]) == 2
+    err = capsys.readouterr().err
+    assert "(1 field) is not a header" in err and "ghp_" not in err
+    named = tmp_path / "lengths.csv"  # pandas' to_csv: an unnamed index column, then the names
+    named.write_text(",input_len,output_len\n0,10,20\n")
+    bad = f'workload.classes[0].input={{kind="empirical",path="{named}",column="x"}}'
+    assert cli.main(["run", "chat-colocated", "--set", "duration_s=5", "--set", bad]) == 2
+    assert "columns: '', 'input_len', 'output_len'" in capsys.readouterr().err

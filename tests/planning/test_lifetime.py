@@ -311,7 +311,7 @@ def test_a_flexible_chip_without_the_periods_precision_is_said_beside_the_write_
     assert said.startswith(
         f"{fp4.name}: h100-sxm has no fp4 units, so {fp4.model.id}'s fp4 weights run through"
     )
-    assert res.to_json()["notes"] == [said]
+    assert res.to_json()["notes"][0] == said  # then the prices it rests on (`assumed_price_notes`)
     assert main(["lifetime", PRESET]) == 0
     assert f"note: {said}" in capsys.readouterr().out
     dense = load_lifetime(PRESET).model_copy(update={"periods": load_lifetime(PRESET).periods[:1]})
@@ -334,3 +334,27 @@ def test_a_missing_lifetime_file_and_a_bound_say_what_they_are() -> None:
     doc["periods"][0]["months"] = 0
     with pytest.raises(ScenarioError, match=r"periods\[0\]\.months: .* to 120 \(got 0\)"):
         validate_lifetime(doc)
+
+
+def test_the_prices_the_catalog_assumes_are_said_the_dedicated_chip_s_as_owned() -> None:
+    """A decode ASIC's assumed $15,000 and $10,000 server share set its depreciation, its $60,000 write-off and
+    the headline, and nothing said they were assumed (a capacity planner's review). Rented, a flexible chip
+    with a cited rent has no such note, while the dedicated chip is owned whatever the basis."""
+    from engine.catalog.entries import load_catalog
+    from engine.planning.lifetime import assumed_price_notes
+
+    lt = load_lifetime("asic-model-churn")
+    asic = load_catalog().hardware["decode-asic"]
+    notes = assumed_price_notes(run_lifetime(lt))
+    dedicated = next(n for n in notes if n.startswith("assumed purchase prices of the dedicated chips"))
+    assert (
+        f"decode-asic ${asic.capex_usd:,.0f} a chip and ${asic.server_capex_usd:,.0f} its server share"
+        in dedicated
+    )
+    rented = lt.model_copy(update={"cost": lt.cost.model_copy(update={"mode": "rent"})})
+    notes = assumed_price_notes(run_lifetime(rented))
+    assert not any(
+        n.startswith("assumed prices, not published ones") for n in notes
+    )  # the H100's rent is cited
+    assert any("decode-asic" in n for n in notes)
+    assert all(n in run_lifetime(rented).to_json()["notes"] for n in notes)

@@ -299,13 +299,19 @@ def test_a_price_the_catalog_only_assumes_is_said_beside_the_choice() -> None:
     assert v.prices_text() == "an assumed price, not a published one (the catalog's notes): h200 $3.20/h"
     assert v.to_json()["prices"] == v.prices_text()
     own = plan(chat(**{"cost.mode": "own"}), 12.0, space, risk_aware=False).verdict
+    # owned, a chip's purchase price and its server share: both chips' server shares are assumed (an owned
+    # H100's $12,000, a fifth of its bill, went unflagged: a capacity planner's review)
     assert own is not None and own.prices_text() == (
-        "an assumed purchase price, not a published one (the catalog's notes): h200 $32,000"
+        "assumed purchase prices, not published ones (the catalog's notes): h100-sxm $27,500 a chip and $12,000 "
+        "its server share, h200 $32,000 a chip and $12,000 its server share"
     )
-    given = plan(
-        chat(**{"cost.mode": "own", "cost.capex_usd.h200": 30000.0}), 12.0, space, risk_aware=False
-    ).verdict
-    assert given is not None and given.prices_text() == ""  # the user's own figure is not assumed
+    mine = {
+        "cost.mode": "own",
+        "cost.capex_usd.h200": 30000.0,
+        "cost.server_capex_usd": {"h100-sxm": 9000.0, "h200": 9000.0},
+    }
+    given = plan(chat(**mine), 12.0, space, risk_aware=False).verdict
+    assert given is not None and given.prices_text() == ""  # the user's own figures are not assumed
 
 
 def test_which_prices_are_assumed() -> None:
@@ -326,9 +332,12 @@ def test_which_prices_are_assumed() -> None:
     )
     assert not price_assumed(mine)
     assert price_assumed(cat.chip("h200"), own=True) and not price_assumed(
-        cat.chip("h200"), own=True, capex_given=True
+        cat.chip("h200"), own=True, capex_given=True, server_given=True
     )
-    assert not price_assumed(cat.chip("h100-sxm"), own=True)  # a cited estimate (Raymond James)
+    assert price_assumed(cat.chip("h200"), own=True, capex_given=True)  # its server share is assumed
+    # a cited estimate (Raymond James), its server share assumed
+    assert not price_assumed(cat.chip("h100-sxm"), own=True, server_given=True)
+    assert price_assumed(cat.chip("h100-sxm"), own=True)
 
 
 def test_the_choice_holds_at_the_bands_edge_over_its_quoted_run(two_chips: Any) -> None:

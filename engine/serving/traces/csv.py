@@ -73,11 +73,14 @@ HEADER_NAME = re.compile(r"[\w .()/%+-]{1,64}")
 
 
 def _columns_said(cols: Mapping[str, int]) -> str:
-    """'columns: a, b' where the first line reads as column names; where it does not, that it does not:
-    /etc/passwd named as a length file printed its first line as the columns (a hostile review), and
-    no message quotes a file's content (docs/bounds.md)."""
-    if not all(HEADER_NAME.fullmatch(c) for c in cols):
-        return "its first line is not a header of column names"
+    """'columns: a, b' where the first line reads as a header: two columns or more, each named as a header
+    names one (pandas' unnamed index column, '', aside); where it does not, its count of fields alone:
+    /etc/passwd named as a length file printed its first line as the columns (a hostile review), a one-line
+    token file too (a code review), and no message quotes a file's content (docs/bounds.md)."""
+    named = [c for c in cols if c]
+    if len(cols) < 2 or not all(HEADER_NAME.fullmatch(c) for c in named):
+        n = len(cols)
+        return f"its first line ({n} field{'s' if n != 1 else ''}) is not a header of column names"
     return "columns: " + ", ".join(_show(c) for c in list(cols)[:20]) + (", ..." if len(cols) > 20 else "")
 
 
