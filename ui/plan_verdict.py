@@ -460,14 +460,15 @@ def _notes(notes: tuple[str, ...] | list[str], folded: bool = False) -> None:
     warnings above its green verdict, read as "something went wrong" (a browser review)."""
     if not notes:
         return
+    said = [plain(opening(n)) + ("" if n.rstrip().endswith(".") else ".") for n in notes]  # each a sentence
     if not folded:
-        for note in notes:
-            st.warning(plain(opening(note)))
+        for note in said:
+            st.warning(note)
         return
     label = f"How the choice was searched and checked: {len(notes)} note{'s' if len(notes) != 1 else ''}"
     with st.expander(label, icon=":material/fact_check:"):
-        for note in notes:
-            st.warning(plain(opening(note)))
+        for note in said:
+            st.warning(note)
 
 
 def _lead(p: Plan) -> str:

@@ -16,6 +16,7 @@ from engine.core import (
     MAX_TRACE_BYTES,
     UPLOAD_PREFIX,
     ScenarioError,
+    clipped,
     directed,
     store_upload,
     unpack_upload,
@@ -51,6 +52,10 @@ from ui.workload import ceiling_input
 CREATE_EARLIEST = "fg_create_earliest"
 """Session key: ((file name, the classes it adds), the earliest requests that fit) where creating a trace's
 classes was refused for the whole file's work."""
+
+MAX_NAMES_COUNTED = 1000
+"""The most class labels of an upload counted (`trace_class_names`): past it the count is "at least" (a
+browser review read "it names 1000 classes" of a trace naming 5,000)."""
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -217,7 +222,7 @@ def upload_editor() -> None:
     cap = sc.workload.trace.max_requests if sc.workload.trace is not None else None
     trace = Trace(format=fmt, path=up.name[:200] or "upload", max_requests=cap)  # type: ignore[arg-type]
     try:
-        gap = class_gap(sc, trace_class_names(text, fmt))
+        gap = class_gap(sc, trace_class_names(text, fmt, MAX_NAMES_COUNTED))
         if gap.missing:
             class_offer(up.name, gap, trace, text)
             return
@@ -265,15 +270,16 @@ def _head(text: str, name: str) -> str:
 
 
 def _read_capped(trace: Trace, sc: Scenario, text: str) -> tuple[Any, tuple[str, int] | None]:
-    """The upload's requests, and where its window holds more than a replay may, what is said of it (None:
-    it does not): the requests are then its earliest `MAX_REQUESTS`, whose work is checked as any upload's,
+    """The upload's requests, and where its window holds more than a replay may, what is said of it, as
+    plain text the caller escapes once (it read "manyrows\\.csv": a browser review) (None: it does not):
+    the requests are then its earliest `MAX_REQUESTS`, whose work is checked as any upload's,
     so that the refusal offers the earliest that fit (it offered nothing, naming workload.trace.max_requests,
     a field not on the page: a browser review)."""
     try:
         return read_trace(trace, sc, text=text), None
     except TooManyRequests as exc:
         said = (
-            f"{plain(trace.path)}: {exc.count:,} requests in the window, more than the {exc.limit:,} a replay "
+            f"{trace.path}: {exc.count:,} requests in the window, more than the {exc.limit:,} a replay "
             "holds: replay its earliest, or shorten the window"
         )
         capped = trace.model_copy(update={"max_requests": exc.limit})
@@ -398,11 +404,18 @@ def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
                 icon=":material/content_cut:",
             )
         return
-    reasons = [f"{label!r} cannot be a class name: {why}" for label, why in gap.bad]
+    # a label cut (a 20 MB one was quoted whole and the page stalled for minutes: a browser review)
+    reasons = [f"{clipped(label)!r} cannot be a class name: {clipped(why, 200)}" for label, why in gap.bad]
     if gap.over_limit:
+        names = (
+            f"{len(gap.missing):,}"
+            if len(gap.missing) < MAX_NAMES_COUNTED
+            else f"at least {len(gap.missing):,}"
+        )
         reasons.append(
-            f"it names {len(gap.missing)} classes this scenario lacks; with its {len(sc.workload.classes)} that is "
-            f"{gap.over_limit} more than the {MAX_CLASSES} a workload may have"
+            f"it names {names} classes this scenario lacks; with its {len(sc.workload.classes)} that is "
+            f"{'at least ' if len(gap.missing) >= MAX_NAMES_COUNTED else ''}{gap.over_limit:,} more than the "
+            f"{MAX_CLASSES} a workload may have"
         )
     try:
         read_trace(trace, sc, text=text)

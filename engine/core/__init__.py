@@ -44,6 +44,7 @@ _API = {
     "format_apart": "engine.core.numbers",
     "ms_text": "engine.core.numbers",
     "target_of": "engine.core.numbers",
+    "clipped": "engine.core.text",
 }
 _RENAMED = {"BOUNDS_TABLE": "TABLE"}
 
@@ -63,6 +64,7 @@ __all__ = [
     "MAX_TRACE_BYTES",
     "UPLOAD_PREFIX",
     "ScenarioError",
+    "clipped",
     "count3",
     "directed",
     "figures",
@@ -97,3 +99,4 @@ if TYPE_CHECKING:
     from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload, unpack_upload
     from engine.core.errors import ScenarioError, format_validation_error
     from engine.core.numbers import count3, directed, format_apart, ms_text, places_apart, rate2, target_of
+    from engine.core.text import clipped

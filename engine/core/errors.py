@@ -219,7 +219,13 @@ def format_validation_error(
         if sep and isinstance(value, dict) and _looks_like_path(head):
             parts.append(head)
             msg = rest
-        show = err["type"] not in ("missing", "extra_forbidden") and not isinstance(value, dict | list)
+        # a text too long or short is said by its length alone ("(got 300000) (got 'NNN...')": a browser review)
+        counted = err["type"] in ("too_short", "too_long") and isinstance(value, str)
+        show = (
+            err["type"] not in ("missing", "extra_forbidden")
+            and not isinstance(value, dict | list)
+            and not counted
+        )
         got = f" (got {_short(value)})" if show else ""
         lines.append(f"{format_path(parts)}: {msg}{got}")
     unique = list(dict.fromkeys(lines))

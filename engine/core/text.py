@@ -25,3 +25,17 @@ Line = Annotated[str, AfterValidator(no_controls)]
 """A line of text: no control characters."""
 Prose = Annotated[str, AfterValidator(lambda t: no_controls(t, "\n\t"))]
 """Text of a few lines: no control characters but line feeds and tabs."""
+
+
+CLIP_CHARS = 40
+"""The most of an untrusted label a message quotes (`clipped`)."""
+
+
+def clipped(text: str, limit: int = CLIP_CHARS) -> str:
+    """`text` cut to about `limit` characters, its start and end kept around an ellipsis: a trace whose one
+    class label was 20 MB long was quoted whole in its refusal, and the page stalled for minutes (a
+    browser review)."""
+    if len(text) <= limit:
+        return text
+    half = max(limit // 2 - 1, 1)
+    return f"{text[:half]}…{text[-half:]}"

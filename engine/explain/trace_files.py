@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from engine.core.text import clipped
+
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
     from engine.serving.traces import TraceRequests, TraceWindow
@@ -54,7 +56,8 @@ def trace_problem(file_name: str, first_line: str) -> str:
             "(ms), input_length and output_length; an agentic session file's documents hold block_size and "
             "requests (each with t, in, out and hash_ids)"
         )
-    head = [c.strip() for c in first_line.strip().split(",") if c.strip()][:8]
+    # each name cut (a 40 MB first line was quoted whole: a browser review)
+    head = [clipped(c.strip()) for c in first_line[:4096].strip().split(",") if c.strip()][:8]
     got = f"its header has {', '.join(head)}" if head else "it has no header"
     return (
         f"not a CSV trace Fengong reads: {got}; a trace needs the columns {', '.join(CSV_COLUMNS)} "

@@ -129,7 +129,7 @@ class PlanWork:
             else (f"{share:.0%} of the limit")
         )
         return (
-            f"about {in_words(self.events)} simulated events ({self.runs} runs at most of about "
+            f"about {in_words(self.events)} simulated events ({self.runs:,} runs at most of about "
             f"{self.requests:,.0f} requests{', the margin included' if self.margin else ''}; "
             f"up to about {duration(self.cpu_seconds)} of one core, a bound: most searches stop far short of "
             f"it), {of} ({in_words(self.limit)})"

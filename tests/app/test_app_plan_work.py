@@ -62,7 +62,7 @@ def test_the_estimate_is_shown_before_planning_and_a_plan_over_the_limit_is_refu
     # try where its pick moves up at the edge (18); at full length, 36 of them
     # as modelled and 36 at the bands' edge, the margin's two reruns of the choice, the nominal cheapest's and
     # the other shapes' checked where the would-be winner moves up (full-length runs: not counted here)
-    assert "(1254 runs at most of about 180,000 requests, the margin included" in refusal[0]
+    assert "(1,254 runs at most of about 180,000 requests, the margin included" in refusal[0]
     assert "Target load to 9.94 req/s" in refusal[0]
     assert calls == [] and PLAN not in at.session_state  # nothing ran, nothing kept
     assert any("Over the limit" in t for t in texts(at.warning))  # the estimate says so too

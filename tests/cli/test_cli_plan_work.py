@@ -36,7 +36,7 @@ def test_a_plan_over_the_bound_is_refused_with_the_figure_and_the_flags(
     ]
     # with the verdict's checks (a risk-aware search of 400 more, its pick's runs, at full length too)
     assert main(huge) == 2
-    assert "plan work: about 1.6 billion simulated events (1206 runs at most" in capsys.readouterr().err
+    assert "plan work: about 1.6 billion simulated events (1,206 runs at most" in capsys.readouterr().err
     code = main([*huge, "--nominal", "--no-verify"])
     err = capsys.readouterr().err
     assert code == 2
