@@ -26,7 +26,7 @@ import streamlit as st
 
 from engine import plan
 from engine.core import ScenarioError
-from engine.planning import Margin, Plan, PlanWork, Rule, SearchSpace, plan_margin
+from engine.planning import PLAN_FORM, Margin, Plan, PlanWork, Rule, SearchSpace, plan_margin
 from engine.planning import plan_work_estimate as plan_work
 from engine.scenario import Scenario
 from ui import plan_verdict, state
@@ -84,8 +84,11 @@ def refused(sc: Scenario, target: float, space: SearchSpace, margin: bool) -> bo
     """True (and the refusal drawn) when the plan is over the work limit: it is not run."""
     try:
         work = plan_work(sc, target, space, margin=margin, **_verdict_work())
-    except ScenarioError as exc:
-        st.error(f"Cannot plan this scenario: {plain(exc)}")
+    except (
+        ScenarioError
+    ) as exc:  # the load named as the form names it (it read the scenario's field: a review)
+        said = str(exc).replace("workload.arrival.rate_rps", PLAN_FORM["rps"].label)
+        st.error(f"Cannot plan this scenario: {plain(said)}")
         st.session_state[REFUSED_NOW] = True
         return True
     problem = work.problem(space, target, PAGE_LEVERS)

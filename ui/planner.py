@@ -67,7 +67,7 @@ RULE_LABELS: dict[str, str] = {
 def _budget_inputs(row: Any) -> None:
     """The plan's budgets: dollars per hour, and the power its chips may draw at TDP (0: none)."""
     row.number_input(
-        "Budget ($/h, 0 = none)",
+        PLAN_FORM["budget"].label,
         **plan_link.initial("plan_budget", value=0.0),
         step=10.0,
         key="plan_budget",
@@ -75,7 +75,7 @@ def _budget_inputs(row: Any) -> None:
         width=180,
     )
     row.number_input(
-        "Power budget (kW, 0 = none)",
+        PLAN_FORM["power"].label,
         **plan_link.initial("plan_power_budget", value=0.0),
         step=1.0,
         key="plan_power_budget",
@@ -250,7 +250,7 @@ def _search_inputs() -> None:
     )
     c11.number_input(
         # (inside the form it cannot follow the rule's box: its label says which rule reads it, a review)
-        "Within SLO (%, attainment rule)",
+        PLAN_FORM["within"].label,
         **plan_link.initial("plan_attainment", value=DEFAULT_ATTAINMENT * 100.0),
         step=5.0,
         key="plan_attainment",

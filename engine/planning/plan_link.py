@@ -73,19 +73,20 @@ FIELDS: dict[str, LinkField] = {
     "tp": LinkField("Tensor parallel", "some", TP_CHOICES),
     "pp": LinkField("Pipeline stages", "some", PP_CHOICES),
     "ep": LinkField("Expert parallel (MoE)", "some", EP_CHOICES, empty=True),
-    "budget": LinkField("Budget ($/h)", "number", low=0.0, high=bounds.MAX_BUDGET_USD_PER_HOUR),
-    "power": LinkField("Power budget (kW)", "number", low=0.0, high=MAX_POWER_BUDGET_KW),
+    "budget": LinkField("Budget ($/h, 0 = none)", "number", low=0.0, high=bounds.MAX_BUDGET_USD_PER_HOUR),
+    "power": LinkField("Power budget (kW, 0 = none)", "number", low=0.0, high=MAX_POWER_BUDGET_KW),
     "window": LinkField("Planning window (s)", "one", WINDOWS),
     "sims": LinkField("Most simulations", "int", low=5, high=MAX_SIMULATIONS),
     "rule": LinkField("A deployment passes when", "one", RULES),
-    "within": LinkField("Requests within their SLO (%)", "number", low=1.0, high=100.0),
+    "within": LinkField("Within SLO (%, attainment rule)", "number", low=1.0, high=100.0),
     "mixed": LinkField("Allow prefill and decode on different chips", "flag"),
     "portfolio": LinkField("Mix decode pools by class", "flag"),
     "by": LinkField("Choose by", "one", tuple(OBJECTIVES)),
     "risk": LinkField("Risk-aware choice", "flag"),
     "margin": LinkField("Check the margin for the model's error", "flag"),
 }
-"""The form's fields by their names in the link, in the order `encode` writes them."""
+"""The form's fields by their names in the link, in the order `encode` writes them, each labelled as its
+widget is (a refusal named "Budget ($/h)" under a field reading "Budget ($/h, 0 = none)": a browser review)."""
 
 
 def _text(value: Any) -> str:

@@ -157,3 +157,14 @@ def test_the_page_plans_on_the_dask_cluster_it_was_started_with(monkeypatch: pyt
     assert remote.best == local.best and remote.best_run == local.best_run
     pd.testing.assert_frame_equal(remote.runs, local.runs)
     pd.testing.assert_frame_equal(remote.candidates, local.candidates)
+
+
+def test_a_load_past_the_scenario_s_bound_is_named_as_the_form_names_it() -> None:
+    """A target load inside the form's range but past the scenario's rate bound read
+    "workload.arrival.rate_rps: ...", a field not on the page (a browser review)."""
+    at = planner()
+    at.number_input(key="plan_target").set_value(5000.0)
+    at.button[0].click().run()
+    assert not at.exception
+    said = [t for t in texts(at.error) if t.startswith("Cannot plan this scenario")]
+    assert said and "Target load (req/s)" in said[0] and "workload.arrival.rate_rps" not in said[0]

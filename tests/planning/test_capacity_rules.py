@@ -213,7 +213,7 @@ def test_planner_page_offers_the_attainment_rule() -> None:
     assert int(metrics["Runs with 50% within SLO"].split(" of ")[0]) >= 1  # "4 of 8": runs passed of runs
     at.number_input(key="plan_attainment").set_value(0.0)
     at.button[0].click().run()
-    assert any("Requests within their SLO (%): 0 is not allowed" in e.value for e in at.error)
+    assert any("Within SLO (%, attainment rule): 0 is not allowed" in e.value for e in at.error)
 
 
 def test_a_capacity_whose_slow_edge_falls_off_a_cliff_says_why() -> None:
