@@ -222,9 +222,10 @@ def upload_editor() -> None:
     cap = sc.workload.trace.max_requests if sc.workload.trace is not None else None
     trace = Trace(format=fmt, path=up.name[:200] or "upload", max_requests=cap)  # type: ignore[arg-type]
     try:
-        gap = class_gap(sc, trace_class_names(text, fmt, MAX_NAMES_COUNTED))
-        if gap.missing:
-            class_offer(up.name, gap, trace, text)
+        labels = trace_class_names(text, fmt, MAX_NAMES_COUNTED)
+        gap = class_gap(sc, labels)
+        if gap.missing:  # its labels counted to the cap: the count is 'at least'
+            class_offer(up.name, gap, trace, text, len(labels) >= MAX_NAMES_COUNTED)
             return
         with st.spinner(f"Checking {name}…"):
             reqs, counted = _read_capped(trace, sc, text)
@@ -366,7 +367,7 @@ def replaying(tr: Trace) -> str:
     )
 
 
-def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
+def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str, cut: bool = False) -> None:
     """A trace names classes the scenario lacks: offer to create them, or say why it cannot be used."""
     name, sc = plain(file_name), state.scenario()
     missing = ", ".join(gap.missing)
@@ -407,15 +408,10 @@ def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
     # a label cut (a 20 MB one was quoted whole and the page stalled for minutes: a browser review)
     reasons = [f"{clipped(label)!r} cannot be a class name: {clipped(why, 200)}" for label, why in gap.bad]
     if gap.over_limit:
-        names = (
-            f"{len(gap.missing):,}"
-            if len(gap.missing) < MAX_NAMES_COUNTED
-            else f"at least {len(gap.missing):,}"
-        )
+        least = "at least " if cut else ""  # (`cut`: its labels were counted only to MAX_NAMES_COUNTED)
         reasons.append(
-            f"it names {names} classes this scenario lacks; with its {len(sc.workload.classes)} that is "
-            f"{'at least ' if len(gap.missing) >= MAX_NAMES_COUNTED else ''}{gap.over_limit:,} more than the "
-            f"{MAX_CLASSES} a workload may have"
+            f"it names {least}{len(gap.missing):,} classes this scenario lacks; with its {len(sc.workload.classes)} "
+            f"that is {least}{gap.over_limit:,} more than the {MAX_CLASSES} a workload may have"
         )
     try:
         read_trace(trace, sc, text=text)

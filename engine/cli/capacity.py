@@ -230,11 +230,10 @@ def _band_past_target(cap: Any, scen: Any, marks: Any, with_margin: bool) -> str
     from engine.explain.edge_findings import band_tops_over
 
     runs = cap.runs
-    if not cap.capacity_rps or "classes_at_percentile" not in runs:
+    column = "classes_highest_over_seeds" if "classes_highest_over_seeds" in runs else "classes_at_percentile"
+    if not cap.capacity_rps or column not in runs:
         return ""
-    held = runs.loc[
-        (runs["rate_rps"] == cap.capacity_rps) & runs["passes"].astype(bool), "classes_at_percentile"
-    ]
+    held = runs.loc[(runs["rate_rps"] == cap.capacity_rps) & runs["passes"].astype(bool), column]
     if held.empty:
         return ""
     slos = {c.name: c.slo for c in scen.workload.classes}

@@ -119,13 +119,19 @@ def assumed_prices(chips: Iterable[HardwareSpec], basis: CostBasis) -> dict[str,
     own = basis.mode == "own"
     out = {}
     for hw in sorted({h.id: h for h in chips}.values(), key=lambda h: h.id):
-        if price_assumed(hw, own, hw.id in basis.capex_usd, hw.id in basis.server_capex_usd):
-            chip, server = capex_usd(hw, basis) if own and hw.capex_usd else (0.0, 0.0)
-            out[hw.id] = (
-                f"${chip:,.0f} a chip" + (f" and ${server:,.0f} its server share" if server else "")
-                if own and hw.capex_usd
-                else f"${hw.usd_per_hour:,.2f}/h"
-            )
+        if not own:
+            if price_assumed(hw):
+                out[hw.id] = f"${hw.usd_per_hour:,.2f}/h"
+            continue
+        # owned: only the parts the catalog assumes (a cited $27,500, or the user's own $20,000, read as
+        # assumed beside an assumed server share: a code review)
+        chip = price_assumed(hw, True, hw.id in basis.capex_usd, server_given=True)
+        server = price_assumed(hw, True, capex_given=True, server_given=hw.id in basis.server_capex_usd)
+        if (chip or server) and hw.capex_usd:
+            price, share = capex_usd(hw, basis)
+            parts = [f"${price:,.0f} a chip"] if chip else []
+            parts += [f"${share:,.0f} {'its' if chip else 'a'} server share"] if server else []
+            out[hw.id] = " and ".join(parts)
     return out
 
 

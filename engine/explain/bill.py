@@ -132,7 +132,7 @@ def assumed_said(assumed: Mapping[str, str], own: bool = False) -> str:
     if own:  # a chip's, its server share's, or both (`ownership.assumed_prices`)
         what = "a purchase price" if one else "purchase prices"
         published = "a published one" if one else "published ones"
-        return f"{what} the catalog assumes, in part or whole, not {published}: {said}"
+        return f"{what} the catalog assumes, not {published}: {said}"
     what = (
         "a price the catalog assumes, not a published rate"
         if one

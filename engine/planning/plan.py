@@ -60,6 +60,7 @@ from engine.planning.candidates import (
 )
 from engine.planning.frontier import mark_frontiers
 from engine.planning.objective import Objective, check_objective
+from engine.planning.pick_tie import better as _better
 from engine.planning.plan_notes import (
     Cut,
     budget_note,
@@ -480,20 +481,9 @@ def _branch_and_bound(
             searched_modes.add(b.shape.mode)
             if row is not None:
                 found[b.shape] = int(row["run"])
-                if g not in groups or search.value(row) < best_cost or _firmer(row, groups[g], search):
+                if g not in groups or _better(row, groups[g], search):
                     groups[g] = row
     return groups
-
-
-def _firmer(row: dict[str, Any], best: dict[str, Any], search: Search) -> bool:
-    """Whether `row` ties the group's best on the objective and keeps more of its requests within their SLO:
-    of three shapes at $59.76/h, the first found (90.2% within SLO) was the pick, failed its full-length
-    run and moved up to $64.74/h, where a tied shape at 95.3% held at $59.76/h (a capacity planner's
-    review)."""
-    if search.value(row) != search.value(best):
-        return False
-    mine, theirs = row.get("slo_attainment"), best.get("slo_attainment")
-    return mine is not None and theirs is not None and mine > theirs
 
 
 def _candidates(

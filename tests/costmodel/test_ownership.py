@@ -254,13 +254,19 @@ def test_a_bill_at_a_price_the_catalog_assumes_says_so(capsys: pytest.CaptureFix
     assert owned["assumed_prices"] == {
         "h200": f"${hw.capex_usd:,.0f} a chip and ${hw.server_capex_usd:,.0f} its server share"
     }
-    assert "a purchase price the catalog assumes, in part or whole" in cost_basis({"cost": owned})
+    assert "a purchase price the catalog assumes" in cost_basis({"cost": owned})
     # its server share is assumed too: given the chip's price alone, the bill still rests on an assumption
     # (an owned H100's assumed $12,000 server share, a fifth of its bill, went unflagged: a review)
     assert "h200" in _cost("chat-colocated", **own, **{"cost.capex_usd": {"h200": 31000.0}})["assumed_prices"]
     both = {"cost.capex_usd": {"h200": 31000.0}, "cost.server_capex_usd": {"h200": 9000.0}}
     assert "assumed_prices" not in _cost("chat-colocated", **own, **both)
-    assert "server share" in _cost("chat-colocated", **{"cost.mode": "own"})["assumed_prices"]["h100-sxm"]
+    # only the parts assumed: the H100's cited purchase price is not called assumed beside its server share
+    h100 = load_catalog().hardware["h100-sxm"]
+    assert _cost("chat-colocated", **{"cost.mode": "own"})["assumed_prices"] == {
+        "h100-sxm": f"${h100.server_capex_usd:,.0f} a server share"
+    }
+    mine = _cost("chat-colocated", **own, **{"cost.capex_usd": {"h200": 31000.0}})["assumed_prices"]["h200"]
+    assert mine == f"${hw.server_capex_usd:,.0f} a server share"  # the user's $31,000 is not called assumed
     assert main(["run", "chat-hetero-h20", "--set", "duration_s=30"]) == 0
     h20 = load_catalog().hardware["h20"].usd_per_hour
     assert (

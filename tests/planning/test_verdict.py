@@ -302,8 +302,8 @@ def test_a_price_the_catalog_only_assumes_is_said_beside_the_choice() -> None:
     # owned, a chip's purchase price and its server share: both chips' server shares are assumed (an owned
     # H100's $12,000, a fifth of its bill, went unflagged: a capacity planner's review)
     assert own is not None and own.prices_text() == (
-        "assumed purchase prices, not published ones (the catalog's notes): h100-sxm $27,500 a chip and $12,000 "
-        "its server share, h200 $32,000 a chip and $12,000 its server share"
+        "assumed purchase prices, not published ones (the catalog's notes): h100-sxm $12,000 a server share, "
+        "h200 $32,000 a chip and $12,000 its server share"
     )
     mine = {
         "cost.mode": "own",
