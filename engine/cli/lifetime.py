@@ -54,10 +54,14 @@ def print_text(res: LifetimeResult) -> None:
             )
     # book value left: depreciation the life did not charge (docs/lifetime.md), shown, not in the total
     print(f"\n{'portfolio':12} {'total $':>14} {'written off $':>14} {'book value $':>14} {'$/M tok':>8}")
+    # '-' where no chip is bought up front: a flexible fleet is billed by the hour, and its "0" read as the
+    # value of 56 H100s lost (a capacity planner's review)
+    bought = {pf.name: pf.dedicated for pf in lt.portfolios}
     for _, t in res.totals.iterrows():
+        book = f"{t['book_value_end_usd']:14,.0f}" if bought.get(t["portfolio"], True) else f"{'-':>14}"
         print(
             f"{t['portfolio'][:12]:12} {t['total_usd']:14,.0f} {t['written_off_usd']:14,.0f} "
-            f"{t['book_value_end_usd']:14,.0f} {t['usd_per_million_tokens']:8.3f}"
+            f"{book} {t['usd_per_million_tokens']:8.3f}"
         )
     print("\n" + summary_line(res))
     for note in precision_notes(res) + assumed_price_notes(res):

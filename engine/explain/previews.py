@@ -415,9 +415,12 @@ def pool_summary(pool: Pool, catalog: Catalog, basis: CostBasis | None = None) -
         except ScenarioError:  # no purchase price: the run is refused the same way, naming the field
             price = f", owned: no purchase price (cost.capex_usd.{hw.id})"
         else:
-            assumed = price_assumed(hw, True, hw.id in basis.capex_usd, hw.id in basis.server_capex_usd)
+            # the part assumed: the H100's cited price read "assumed" for its assumed server share (a review)
+            chip = price_assumed(hw, True, hw.id in basis.capex_usd, server_given=True)
+            server = price_assumed(hw, True, capex_given=True, server_given=hw.id in basis.server_capex_usd)
+            parts = [w for w, on in (("purchase price", chip), ("server share", server)) if on]
             price = f", ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)" + (
-                "; assumed purchase price" if assumed else ""
+                f"; assumed {' and '.join(parts)}" if parts else ""
             )
     most = "at most " if pool.autoscale is not None else ""
     return f"{most}{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"

@@ -540,9 +540,9 @@ def test_a_pool_is_priced_in_the_scenario_s_cost_mode() -> None:
     assert rented == f"1 × 2 × h100-sxm = 2 chips, ${2 * hw.usd_per_hour:,.2f}/h rented"
     owned = pv.pool_summary(pool, cat, sc.cost)
     low, high = (2 * ownership.chip_hour_usd(hw, sc.cost, w) for w in (None, hw.tdp_w))
-    assert (
-        owned
-        == f"1 × 2 × h100-sxm = 2 chips, ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)"
+    assert owned == (  # its purchase price is cited, its share of the server assumed (a review)
+        f"1 × 2 × h100-sxm = 2 chips, ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)"
+        "; assumed server share"
     )
     billed = simulate(sc).summary["cost"]["usd_per_hour"]
     assert low <= billed <= high * (1 + 1e-9) and high < 2 * hw.usd_per_hour
@@ -556,7 +556,7 @@ def test_a_pool_is_priced_in_the_scenario_s_cost_mode() -> None:
     ]
     owned_h200 = apply_overrides(sc, {"deployment.pools[0].hardware": "h200"})  # its purchase price assumed
     assert pv.pool_summary(owned_h200.deployment.pools[0], cat, owned_h200.cost).endswith(
-        "; assumed purchase price"
+        "; assumed purchase price and server share"
     )
 
 

@@ -358,3 +358,15 @@ def test_the_prices_the_catalog_assumes_are_said_the_dedicated_chip_s_as_owned()
     )  # the H100's rent is cited
     assert any("decode-asic" in n for n in notes)
     assert all(n in run_lifetime(rented).to_json()["notes"] for n in notes)
+
+
+def test_a_fleet_billed_by_the_hour_has_no_book_value_to_read(capsys: pytest.CaptureFixture[str]) -> None:
+    """The GPU portfolio's book value read "0" beside a fleet of 56 H100s, as if their value were lost; it
+    has no chip bought up front (billed by the hour), so its column reads '-' (a capacity planner's review)."""
+    assert main(["lifetime", PRESET]) == 0
+    rows = {
+        ln.split()[0]: ln.split()
+        for ln in capsys.readouterr().out.splitlines()
+        if ln.startswith(("GPU ", "ASIC "))
+    }
+    assert rows["GPU"][3] == "-" and rows["ASIC"][3] == "0"  # the ASIC's fleet, bought, is written off
