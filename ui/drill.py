@@ -140,9 +140,8 @@ def fallback_comparison(scenario: Scenario) -> None:
         # the scenario's own row marked, as `drill` marks it: what every other page of it simulates
         fallback=[f"{r['fallback']} (as set)" if r.get("as_set") else r["fallback"] for r in rows],
     )
-    shown = shown.drop(
-        columns=["ttft_grows", "shortfall_rps", "as_set"], errors="ignore"
-    )  # said under the table
+    # said under the table
+    shown = shown.drop(columns=["ttft_grows", "shortfall_rps", "as_set"], errors="ignore")
     st.dataframe(stepped(shown, config), hide_index=True, column_config=config)  # type: ignore[arg-type]
     for line in drill_behind_lines(table):  # a TTFT set by the run's length, said (as `drill` says it)
         st.caption(plain(line[:1].upper() + line[1:]) + ".")

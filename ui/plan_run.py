@@ -84,9 +84,8 @@ def refused(sc: Scenario, target: float, space: SearchSpace, margin: bool) -> bo
     """True (and the refusal drawn) when the plan is over the work limit: it is not run."""
     try:
         work = plan_work(sc, target, space, margin=margin, **_verdict_work())
-    except (
-        ScenarioError
-    ) as exc:  # the load named as the form names it (it read the scenario's field: a review)
+    # the load named as the form names it (it read the scenario's field: a review)
+    except ScenarioError as exc:
         said = str(exc).replace("workload.arrival.rate_rps", PLAN_FORM["rps"].label)
         st.error(f"Cannot plan this scenario: {plain(said)}")
         st.session_state[REFUSED_NOW] = True

@@ -125,7 +125,7 @@ def notes_of(a: Scenario, b: Scenario, ra: SimResult, rb: SimResult) -> list[str
         if assumed := r.summary["cost"].get("assumed_prices"):
             own = r.summary["cost"].get("mode") == "own"
             out.append(
-                f"{side} is billed at {assumed_said(assumed, own)}: its cost is a what-if, not a quote."
+                f"{side} is billed at {assumed_said(assumed, own)}; its cost is a what-if, not a quote."
             )
     for side, r in (("A", ra), ("B", rb)):
         for line in (ex.line(r.summary), ex.rising_line(r.summary)):

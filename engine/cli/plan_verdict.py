@@ -58,10 +58,8 @@ def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
     bands = class_bands(row, reruns)
     for name, c in row["classes_at_slo"].items():
         p = pct_label(c["percentile"])
-        aim = (
-            c["ttft_target_ms"],
-            c["tpot_target_ms"],
-        )  # a figure or an end that would read as one says more
+        # a figure or an end that would read as its target says more
+        aim = (c["ttft_target_ms"], c["tpot_target_ms"])
         ttft = f"TTFT {p} {_ms(c['ttft_ms'], aim[0])}{_band(bands[name][0], ',.0f', c['ttft_ms'], aim[0])}"
         tpot = f"TPOT {p} {_ms(c['tpot_ms'], aim[1])}{_band(bands[name][1], '.1f', c['tpot_ms'], aim[1])}"
         ttft += f" (target {plain(c['ttft_target_ms'])} ms)"

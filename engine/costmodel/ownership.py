@@ -113,6 +113,14 @@ class CostBasis(Frozen):
         )
 
 
+def assumed_parts(hw: HardwareSpec, basis: CostBasis) -> tuple[bool, bool]:
+    """Owned, whether the catalog assumes the chip's purchase price and whether its server share (a part the
+    scenario gives is the user's own, `price_assumed`)."""
+    chip = price_assumed(hw, True, hw.id in basis.capex_usd, server_given=True)
+    server = price_assumed(hw, True, capex_given=True, server_given=hw.id in basis.server_capex_usd)
+    return chip, server
+
+
 def assumed_prices(chips: Iterable[HardwareSpec], basis: CostBasis) -> dict[str, str]:
     """The chips billed at a price the catalog assumes rather than cites (`price_assumed`), by id, each
     with that price: its hourly rent, or owned, its purchase price (where the basis gives none)."""
@@ -125,8 +133,7 @@ def assumed_prices(chips: Iterable[HardwareSpec], basis: CostBasis) -> dict[str,
             continue
         # owned: only the parts the catalog assumes (a cited $27,500, or the user's own $20,000, read as
         # assumed beside an assumed server share: a code review)
-        chip = price_assumed(hw, True, hw.id in basis.capex_usd, server_given=True)
-        server = price_assumed(hw, True, capex_given=True, server_given=hw.id in basis.server_capex_usd)
+        chip, server = assumed_parts(hw, basis)
         if (chip or server) and hw.capex_usd:
             price, share = capex_usd(hw, basis)
             parts = [f"${price:,.0f} a chip"] if chip else []

@@ -416,8 +416,7 @@ def pool_summary(pool: Pool, catalog: Catalog, basis: CostBasis | None = None) -
             price = f", owned: no purchase price (cost.capex_usd.{hw.id})"
         else:
             # the part assumed: the H100's cited price read "assumed" for its assumed server share (a review)
-            chip = price_assumed(hw, True, hw.id in basis.capex_usd, server_given=True)
-            server = price_assumed(hw, True, capex_given=True, server_given=hw.id in basis.server_capex_usd)
+            chip, server = ownership.assumed_parts(hw, basis)
             parts = [w for w, on in (("purchase price", chip), ("server share", server)) if on]
             price = f", ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)" + (
                 f"; assumed {' and '.join(parts)}" if parts else ""

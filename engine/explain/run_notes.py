@@ -64,10 +64,13 @@ def precision_notes(scenario: Scenario) -> list[str]:
     to a wider one (`HardwareSpec.compute_precision`), the weights read at their own width. fp8 weights on
     an Ascend 910B, or fp4 on an H100, ran with nothing said (a hardware strategist's review)."""
     weights = scenario.model.weights
-    out, seen = [], set()
+    out: list[str] = []
+    if weights not in ("fp8", "fp4"):  # bf16 weights, and int4 (weight-only by design), are not said
+        return out
+    seen = set()
     for i, p in enumerate(scenario.deployment.pools):
         chip = scenario.chip(p.hardware)
-        if chip is None or p.hardware in seen or weights not in ("fp8", "fp4"):
+        if chip is None or p.hardware in seen:
             continue
         seen.add(p.hardware)
         if (used := chip.compute_precision(weights)) != weights:

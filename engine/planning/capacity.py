@@ -347,11 +347,14 @@ def _row(rate: float, ok: bool, s: Summary) -> dict[str, Any]:
         "slo_attainment": s["slo_attainment"],
         "requests": s["requests"]["total"],
         # each class's latencies at its SLO percentile: what `capacity` holds against its latency bands
-        "classes_at_percentile": {
-            name: {k: c.get(k) for k in ("ttft_ms_at_percentile", "tpot_ms_at_percentile")}
-            for name, c in (s.get("classes") or {}).items()
-        },
+        "classes_at_percentile": _at_percentile(s),
     }
+
+
+def _at_percentile(s: Summary) -> dict[str, dict[str, Any]]:
+    """Each class's TTFT and TPOT at its SLO percentile in a run's summary."""
+    keys = ("ttft_ms_at_percentile", "tpot_ms_at_percentile")
+    return {name: {k: c.get(k) for k in keys} for name, c in (s.get("classes") or {}).items()}
 
 
 def _probe(
@@ -370,7 +373,7 @@ def _probe(
     for k in range(seeds):
         run = at if k == 0 else scenario_io.apply_overrides(at, {"seed": at.seed + k})
         res = simulate(run, cat, check_work=check_work, slowdown=slowdown)
-        worst = _worst(worst, _row(0.0, False, res.summary)["classes_at_percentile"])
+        worst = _worst(worst, _at_percentile(res.summary))
         # a probe whose queue is still rising at its window's end is not counted as sustained: a
         # longer window may mark it unsustainable (H200s at 29.5 req/s passed, unsustainable at 240 s);
         # nor one at its capacity (`run_passes` fails it)

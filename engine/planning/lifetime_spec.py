@@ -191,9 +191,8 @@ def load_lifetime(ref: str) -> Lifetime:
     if not (path.suffix == ".toml" and path.is_file()):
         if path.is_file():  # (it read "not found" of a file that is there: a review)
             raise ScenarioError(f"lifetime file {ref!r}: a lifetime is a .toml file")
-        if (
-            path.suffix == ".toml" or len(path.parts) > 1
-        ):  # a file asked for: 'unknown lifetime' read as a name
+        # a file asked for: 'unknown lifetime' read as a name
+        if path.suffix == ".toml" or len(path.parts) > 1:
             raise ScenarioError(
                 f"lifetime file {ref!r} not found (a .toml file, or a preset: {', '.join(lifetime_names())})"
             )

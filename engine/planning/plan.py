@@ -60,7 +60,7 @@ from engine.planning.candidates import (
 )
 from engine.planning.frontier import mark_frontiers
 from engine.planning.objective import Objective, check_objective
-from engine.planning.pick_tie import better as _better
+from engine.planning.pick_tie import better_held
 from engine.planning.plan_notes import (
     Cut,
     budget_note,
@@ -481,7 +481,7 @@ def _branch_and_bound(
             searched_modes.add(b.shape.mode)
             if row is not None:
                 found[b.shape] = int(row["run"])
-                if g not in groups or _better(row, groups[g], search):
+                if g not in groups or better_held(search, row, groups[g]):
                     groups[g] = row
     return groups
 

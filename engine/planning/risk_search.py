@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from engine.planning.calibrations import slowdowns
+from engine.planning.pick_tie import TIE, better_held
 from engine.planning.portfolio import Portfolio, PortfolioBound
 from engine.planning.search import Search
 from engine.planning.sizing import Bound, Shape, lower_bound, slowed_rates
@@ -184,17 +185,3 @@ def slowed_start(slow: Search, shape: Shape, start: tuple[int, ...]) -> tuple[in
     raised = tuple(max(a, c) for a, c in zip(start, b.counts, strict=True))
     # more instances only bill and draw more: past a budget (per hour or power) at its start, it stays past
     return raised if slow.affordable(shape, raised) else None
-
-
-TIE = 1.0 + 1e-9
-"""Objectives this close are a tie, broken by headroom (`better_held`)."""
-
-
-def better_held(slow: Search, got: dict[str, Any], best: dict[str, Any]) -> bool:
-    """`got` is the better risk-aware pick: cheaper, or as cheap with more of its requests within SLO
-    with the chips slowed (the first found won a tie: a review found two shapes at the choice's
-    $24.90/h holding 96.8% where it held 94.2%, never tried)."""
-    a, b = slow.value(got), slow.value(best)
-    if a * TIE < b:
-        return True
-    return a <= b * TIE and float(got.get("slo_attainment") or 0.0) > float(best.get("slo_attainment") or 0.0)

@@ -18,11 +18,12 @@ import pandas as pd
 
 from engine.planning.candidates import split_label, window_text
 from engine.planning.objective import row_value, value_text
+from engine.planning.pick_tie import TIE
 from engine.planning.plan_work import CHEAPER_TRIES
 from engine.planning.portfolio import Portfolio
 from engine.planning.prices import assumed_prices
-from engine.planning.risk_search import TIE, held_below
 from engine.planning.risk_search import counts_of as _counts
+from engine.planning.risk_search import held_below
 from engine.planning.search import Search
 from engine.planning.sizing import Shape
 from engine.planning.verdict_bands import bands, holds_words

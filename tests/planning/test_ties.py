@@ -1,5 +1,5 @@
 """Of deployments tied on the objective, the nominal pick is the one that keeps the most requests within
-their SLO (engine.planning.pick_tie.better): three shapes tied at $59.76/h, the first found (90.2% within
+their SLO (engine.planning.pick_tie.better_held, the risk-aware search's rule): three shapes tied at $59.76/h, the first found (90.2% within
 SLO) was the pick, failed its full-length run and moved up to $64.74/h, where a tied shape at 95.3% held
 at $59.76/h (a capacity planner's review)."""
 
@@ -8,7 +8,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from engine.planning.pick_tie import better as _better
+from engine.planning.pick_tie import better_held
+
+
+def _better(row: dict[str, Any], best: dict[str, Any], search: Any) -> bool:
+    return better_held(search, row, best)
+
 
 SEARCH: Any = SimpleNamespace(value=lambda r: r["usd_per_hour"])
 

@@ -208,7 +208,7 @@ def test_a_tie_between_risk_aware_picks_goes_to_the_one_with_more_headroom() -> 
     3P:2D holding 95.7% at the same $24.90/h (a review)."""
     from types import SimpleNamespace
 
-    from engine.planning.risk_search import better_held as _better
+    from engine.planning.pick_tie import better_held as _better
 
     slow = SimpleNamespace(value=lambda r: r["v"])
     first = {"v": 24.9, "slo_attainment": 0.942}
